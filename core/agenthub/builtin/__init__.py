@@ -1,0 +1,1 @@
+"""Pieces that ship with agenthub, registered through the same hooks as any plugin."""

@@ -1,0 +1,47 @@
+"""Registers the built-in environment and agents through the public hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agenthub._version import __version__
+from agenthub.hookimpl import hookimpl
+from agenthub.specs import AgentSpec, EnvSpec
+
+from . import guess
+
+
+@hookimpl
+def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
+    register(
+        EnvSpec(
+            name="guess",
+            factory="agenthub.builtin.guess:GuessNumberEnv",
+            splits=guess.SPLITS,
+            default_max_turns=8,
+            description="Find a secret number from 1 to 16 with higher/lower feedback (built in).",
+            version=__version__,
+            oracle="guess-oracle",
+        )
+    )
+
+
+@hookimpl
+def agenthub_register_agents(register: Callable[[AgentSpec], None]) -> None:
+    register(
+        AgentSpec(
+            name="guess-oracle",
+            factory="agenthub.builtin.agents:GuessOracle",
+            description="Binary search; wins every guess task.",
+            version=__version__,
+            env="guess",
+        )
+    )
+    register(
+        AgentSpec(
+            name="random",
+            factory="agenthub.builtin.agents:RandomAgent",
+            description="Uniform over info['available_actions'].",
+            version=__version__,
+        )
+    )

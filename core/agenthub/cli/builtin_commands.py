@@ -1,0 +1,83 @@
+"""The built-in sub-commands, registered through the same hook a plugin would use."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from agenthub._version import __version__
+from agenthub.hookimpl import hookimpl
+from agenthub.specs import CommandSpec
+
+
+def add_overrides(parser: argparse.ArgumentParser, example: str) -> None:
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help=f"settings, e.g. {example}")
+
+
+def _lazy(module: str, attr: str) -> Callable[[argparse.Namespace], int]:
+    """Import a command's implementation only when it runs, to keep `agenthub --help` fast."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        return int(getattr(importlib.import_module(module), attr)(args))
+
+    return run
+
+
+def _configure_serve(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "env=guess port=8000 max_sessions=256 ttl=600 token=SECRET env_kwargs.high=32")
+    parser.add_argument("--ready-file", default=None, help="write {url, pid} here once listening (used by launchers)")
+
+
+def _configure_plugins(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _configure_check(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "env=guess, or url=http://127.0.0.1:8000 agent=guess-oracle sessions=8")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _configure_play(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "env=guess agent=guess-oracle task_id=3 split=test seed=1 url=http://...")
+
+
+@hookimpl
+def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
+    register(
+        CommandSpec(
+            "serve",
+            "Serve an environment over HTTP (protocol v1) until SIGTERM.",
+            _configure_serve,
+            _lazy("agenthub.cli.serve_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "plugins",
+            "List installed plugins, their versions and what each registers.",
+            _configure_plugins,
+            _lazy("agenthub.cli.plugins_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "check",
+            "Run the conformance checks on an environment, through its service.",
+            _configure_check,
+            _lazy("agenthub.cli.check_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "play",
+            "Serve an environment locally and play one episode with an agent (default: the env's oracle).",
+            _configure_play,
+            _lazy("agenthub.cli.play_command", "run"),
+            __version__,
+        )
+    )

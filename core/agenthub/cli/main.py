@@ -1,0 +1,45 @@
+"""Entry point of the ``agenthub`` command: builds the parser from registered commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from agenthub._version import __version__
+from agenthub.errors import AgenthubError
+from agenthub.plugins import get_plugin_host
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agenthub",
+        description="Serve, check, evaluate and train on LLM-agent environments. "
+        "Options are key=value pairs, e.g. `agenthub serve env=guess port=8000`.",
+    )
+    parser.add_argument("--version", action="version", version=f"agenthub {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for spec in get_plugin_host().commands:
+        sub = commands.add_parser(spec.name, help=spec.help, description=spec.help)
+        spec.configure(sub)
+        sub.set_defaults(_run=spec.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "_run", None) is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args))
+    except AgenthubError as exc:
+        print(f"agenthub {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Configuration: an optional YAML file, then ``key=value`` overrides, validated by pydantic.
+
+Overrides use dotted keys for nesting (``env_kwargs.heap_mb=512``) and YAML
+for values (``rounds=[10,20,30]``, ``debug=true``). Validation errors name the
+key and, for misspelt keys, suggest the closest valid one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from agenthub.errors import ConfigError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
+    """Turn ``["a=1", "b.c=x"]`` into ``{"a": 1, "b": {"c": "x"}}``."""
+    result: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"expected key=value, got {item!r} (for example: env=guess port=8000)")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw  # not valid YAML: keep the raw string, validation decides
+        _set_dotted(result, key, value, item)
+    return result
+
+
+def _set_dotted(target: dict[str, Any], key: str, value: Any, item: str) -> None:
+    *parents, leaf = key.split(".")
+    node = target
+    for part in parents:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"override {item!r}: {part!r} was already given a plain value")
+        node = child
+    node[leaf] = value
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge ``override`` into ``base``; nested mappings are merged, anything else replaced."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file {str(path)!r} does not exist") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {str(path)!r} must hold a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+def build_config(
+    model: type[M],
+    overrides: Iterable[str] = (),
+    *,
+    config_file: str | Path | None = None,
+    defaults: Mapping[str, Any] | None = None,
+) -> M:
+    """Defaults, then the YAML file, then the overrides, validated as ``model``."""
+    data: dict[str, Any] = dict(defaults or {})
+    if config_file is not None:
+        data = deep_merge(data, load_yaml(config_file))
+    data = deep_merge(data, parse_overrides(overrides))
+    return validate_config(model, data)
+
+
+def validate_config(model: type[M], data: Mapping[str, Any]) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(model, exc)) from None
+
+
+def describe_validation_error(model: type[BaseModel], exc: ValidationError) -> str:
+    """One line per problem, each naming the key and saying what to do."""
+    lines = []
+    for error in exc.errors():
+        key = ".".join(str(part) for part in error["loc"]) or "(top level)"
+        if error["type"] == "extra_forbidden":
+            known = _known_keys(model, error["loc"][:-1])
+            match = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
+            hint = f"did you mean {match[0]!r}? " if match else ""
+            lines.append(f"unknown key {key!r}; {hint}valid keys: {', '.join(sorted(known))}")
+        elif error["type"] == "missing":
+            lines.append(f"missing required key {key!r}; pass it as {key}=...")
+        else:
+            lines.append(f"{key}: {error['msg']} (got {error.get('input')!r})")
+    return "invalid configuration:\n  " + "\n  ".join(lines)
+
+
+def _known_keys(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    current: Any = model
+    for part in loc:
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None or not isinstance(field.annotation, type) or not issubclass(field.annotation, BaseModel):
+            return []
+        current = field.annotation
+    return list(getattr(current, "model_fields", {}))

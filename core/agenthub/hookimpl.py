@@ -1,0 +1,5 @@
+"""The marker plugins use to implement hooks: ``@agenthub.hookimpl``."""
+
+import pluggy
+
+hookimpl = pluggy.HookimplMarker("agenthub")

@@ -1,0 +1,241 @@
+"""Plugin discovery and lookup.
+
+Plugins are modules exposed through the ``agenthub`` entry-point group. The
+built-in pieces are plugins too, registered through the same hooks. A plugin
+that fails to import or to register is recorded and reported by
+``agenthub plugins``; it never breaks the others.
+
+Environment variables:
+
+* ``AGENTHUB_PLUGINS``: comma-separated entry-point names to load; unset loads
+  all, empty loads none (the built-ins are always loaded).
+* ``AGENTHUB_TRACE_PLUGINS=1``: print every hook call to stderr.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
+from typing import Any, Generic, TypeVar
+
+import pluggy
+
+from agenthub import hookspecs
+from agenthub._version import __version__
+from agenthub.errors import PluginError, UnknownNameError
+from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, Spec, TrainerSpec
+
+ENTRY_POINT_GROUP = "agenthub"
+PLUGINS_ENV_VAR = "AGENTHUB_PLUGINS"
+TRACE_ENV_VAR = "AGENTHUB_TRACE_PLUGINS"
+BUILTIN_PLUGINS = {"builtin": "agenthub.builtin.plugin", "builtin-commands": "agenthub.cli.builtin_commands"}
+
+S = TypeVar("S", EnvSpec, AgentSpec, TrainerSpec, CommandSpec)
+
+_HOOKS: dict[str, tuple[str, type[Spec]]] = {
+    "agenthub_register_envs": ("env", EnvSpec),
+    "agenthub_register_agents": ("agent", AgentSpec),
+    "agenthub_register_trainers": ("trainer", TrainerSpec),
+    "agenthub_register_commands": ("command", CommandSpec),
+}
+
+
+@dataclass
+class PluginRecord:
+    """One loaded (or failed) plugin, as ``agenthub plugins`` reports it."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+    builtin: bool = False
+    hooks: list[str] = field(default_factory=list)
+    registered: dict[str, list[str]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "builtin": self.builtin,
+            "hooks": self.hooks,
+            "registered": self.registered,
+            "errors": self.errors,
+        }
+
+
+class SpecTable(Generic[S]):
+    """Specs of one kind by name, with "did you mean" lookups."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._specs: dict[str, S] = {}
+        self._owner: dict[str, str] = {}
+
+    def add(self, spec: S, owner: str) -> None:
+        if spec.name in self._specs:
+            raise PluginError(
+                f"{self.kind} {spec.name!r} is registered by both {self._owner[spec.name]!r} and {owner!r}; "
+                f"{owner!r}'s was ignored. Uninstall one of them, or choose with {PLUGINS_ENV_VAR}."
+            )
+        self._specs[spec.name] = spec
+        self._owner[spec.name] = owner
+
+    def names(self) -> list[str]:
+        return sorted(self._specs)
+
+    def owner(self, name: str) -> str:
+        return self._owner[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterable[S]:  # type: ignore[override]
+        return iter(self._specs[name] for name in self.names())
+
+    def get(self, name: str, hint: str = "") -> S:
+        try:
+            return self._specs[name]
+        except KeyError:
+            matches = difflib.get_close_matches(name, self.names(), n=1, cutoff=0.6)
+            raise UnknownNameError(self.kind, name, self.names(), matches[0] if matches else None, hint) from None
+
+
+class PluginHost:
+    """Loads plugins and holds everything they registered."""
+
+    def __init__(self, *, load_entry_points: bool = True, extra_plugins: Iterable[ModuleType | object] = ()) -> None:
+        self.manager = pluggy.PluginManager(ENTRY_POINT_GROUP)
+        self.manager.add_hookspecs(hookspecs)
+        self._trace = bool(os.environ.get(TRACE_ENV_VAR))
+        self.records: dict[str, PluginRecord] = {}
+        self.envs: SpecTable[EnvSpec] = SpecTable("env")
+        self.agents: SpecTable[AgentSpec] = SpecTable("agent")
+        self.trainers: SpecTable[TrainerSpec] = SpecTable("trainer")
+        self.commands: SpecTable[CommandSpec] = SpecTable("command")
+        for name, module_name in BUILTIN_PLUGINS.items():
+            self._add_plugin(importlib.import_module(module_name), name, "agenthub", __version__, builtin=True)
+        if load_entry_points:
+            self._load_entry_points()
+        for plugin in extra_plugins:
+            name = getattr(plugin, "__name__", None) or type(plugin).__name__
+            self._add_plugin(plugin, name, None, None)
+
+    # -- loading ------------------------------------------------------------
+
+    def _load_entry_points(self) -> None:
+        wanted = os.environ.get(PLUGINS_ENV_VAR)
+        allowed = None if wanted is None else {n.strip() for n in wanted.split(",") if n.strip()}
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if allowed is not None and ep.name not in allowed:
+                continue
+            dist_name, version = _distribution_of(ep)
+            try:
+                plugin = ep.load()
+            except Exception as exc:  # a broken plugin is reported, never fatal
+                self.records[ep.name] = PluginRecord(
+                    ep.name, dist_name, version, errors=[f"import failed: {type(exc).__name__}: {exc}"]
+                )
+                continue
+            self._add_plugin(plugin, ep.name, dist_name, version)
+
+    def _add_plugin(
+        self, plugin: object, name: str, dist_name: str | None, version: str | None, *, builtin: bool = False
+    ) -> None:
+        record = PluginRecord(name, dist_name, version, builtin=builtin)
+        self.records[name] = record
+        try:
+            self.manager.register(plugin, name=name)
+        except Exception as exc:
+            record.errors.append(f"registration failed: {type(exc).__name__}: {exc}")
+            return
+        for impl_hook in self.manager.get_hookcallers(plugin) or []:
+            record.hooks.append(impl_hook.name)
+        for hook_name, (kind, spec_type) in _HOOKS.items():
+            caller = getattr(self.manager.hook, hook_name)
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin:
+                    self._collect(record, impl.function, kind, spec_type, caller)
+
+    def _collect(
+        self,
+        record: PluginRecord,
+        function: Callable[..., object],
+        kind: str,
+        spec_type: type[Spec],
+        caller: pluggy.HookCaller,
+    ) -> None:
+        table: SpecTable[Any] = getattr(self, kind + "s")
+
+        def register(spec: Spec) -> None:
+            if not isinstance(spec, spec_type):
+                raise PluginError(f"{caller.name} must register {spec_type.__name__} objects, got {type(spec).__name__}")
+            if spec.version is None and record.version is not None:
+                object.__setattr__(spec, "version", record.version)  # frozen dataclass, filled once here
+            table.add(spec, record.name)
+            record.registered.setdefault(kind, []).append(spec.name)
+
+        try:
+            function(register=register)
+        except Exception as exc:  # keep what was registered before the failure
+            record.errors.append(f"{caller.name} failed: {type(exc).__name__}: {exc}")
+        if self._trace:
+            print(
+                f"agenthub: plugin {record.name!r} {caller.name} -> {record.registered.get(kind, [])}"
+                + (f" errors: {record.errors}" if record.errors else ""),
+                file=sys.stderr,
+            )
+
+    # -- lookups ------------------------------------------------------------
+
+    def _failed_hint(self) -> str:
+        failed = [r.name for r in self.records.values() if r.errors]
+        hint = "Install more with `agenthub install NAME`"
+        if failed:
+            hint += f"; plugins that failed to load: {', '.join(sorted(failed))} (see `agenthub plugins`)"
+        return hint
+
+    def env(self, name: str) -> EnvSpec:
+        return self.envs.get(name, self._failed_hint())
+
+    def agent(self, name: str) -> AgentSpec:
+        return self.agents.get(name, self._failed_hint())
+
+    def trainer(self, name: str) -> TrainerSpec:
+        return self.trainers.get(name, self._failed_hint())
+
+    def command(self, name: str) -> CommandSpec:
+        return self.commands.get(name, self._failed_hint())
+
+    def failures(self) -> list[PluginRecord]:
+        return [r for r in self.records.values() if r.errors]
+
+
+def _distribution_of(ep: EntryPoint) -> tuple[str | None, str | None]:
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return None, None
+    return dist.metadata["Name"], dist.version
+
+
+_host: PluginHost | None = None
+
+
+def get_plugin_host() -> PluginHost:
+    """The process-wide plugin host, loaded on first use."""
+    global _host
+    if _host is None:
+        _host = PluginHost()
+    return _host
+
+
+def set_plugin_host(host: PluginHost | None) -> None:
+    """Replace the process-wide host (tests register their own plugins this way); None reloads lazily."""
+    global _host
+    _host = host

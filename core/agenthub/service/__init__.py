@@ -1,0 +1,1 @@
+"""An environment as an HTTP service: server, client, launcher."""

@@ -1,0 +1,186 @@
+"""Start and stop local environment servers: as child processes, or in a thread.
+
+A child process reports its URL through a "ready file" once it is listening,
+so ports are never guessed (port 0 picks a free one) and a server that
+fails to start is reported with the tail of its log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+
+from agenthub.errors import AgenthubError
+from agenthub.service.serve import bind_socket, url_of, uvicorn_config
+from agenthub.service.settings import ServiceSettings
+from agenthub.specs import EnvSpec
+
+
+class ServerStartError(AgenthubError):
+    """A local environment server did not come up."""
+
+
+class LocalServer:
+    """An environment server in a child process (``agenthub serve``), stopped with SIGTERM.
+
+    Example::
+
+        with LocalServer("guess") as server:
+            client = EnvClient(server.url)
+    """
+
+    def __init__(
+        self,
+        env: str,
+        *,
+        overrides: dict[str, Any] | None = None,
+        startup_timeout_s: float = 60.0,
+        python: str = sys.executable,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        self.env = env
+        self.overrides = {"port": 0, **(overrides or {})}
+        self.startup_timeout_s = startup_timeout_s
+        self.python = python
+        self.extra_env = extra_env or {}
+        self._dir = tempfile.TemporaryDirectory(prefix=f"agenthub-{env}-")
+        self.log_path = Path(self._dir.name) / "server.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url = ""
+
+    def command(self, ready_file: Path) -> list[str]:
+        args = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in self.overrides.items()]
+        return [self.python, "-m", "agenthub", "serve", f"env={self.env}", *args, f"--ready-file={ready_file}"]
+
+    def start(self) -> LocalServer:
+        ready = Path(self._dir.name) / "ready.json"
+        log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            self.command(ready),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **self.extra_env},
+        )
+        log.close()
+        deadline = time.monotonic() + self.startup_timeout_s
+        while not ready.exists():
+            code = self.process.poll()
+            if code is not None:
+                raise ServerStartError(
+                    f"env server {self.env!r} exited with code {code} before it was ready; its log ends with:\n"
+                    f"{self.log_tail()}"
+                )
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerStartError(
+                    f"env server {self.env!r} was not ready after {self.startup_timeout_s:g}s; its log ends with:\n"
+                    f"{self.log_tail()}"
+                )
+            time.sleep(0.02)
+        self.url = json.loads(ready.read_text())["url"]
+        return self
+
+    @property
+    def pid(self) -> int:
+        if self.process is None:
+            raise ServerStartError("the server has not been started")
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except FileNotFoundError:
+            return "(no log)"
+
+    def stop(self, timeout_s: float = 15.0) -> int | None:
+        """SIGTERM, then SIGKILL if it does not exit in time. Returns the exit code."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+        self._dir.cleanup()
+
+
+class ThreadedServer:
+    """An environment server on loopback in a background thread of this process.
+
+    Cheaper than a child process; used by the conformance checker and tests.
+    """
+
+    def __init__(self, spec: EnvSpec, settings: ServiceSettings | None = None) -> None:
+        self.spec = spec
+        self.settings = (settings or ServiceSettings()).model_copy(update={"port": 0})
+        self.url = ""
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def start(self, timeout_s: float = 30.0) -> ThreadedServer:
+        sock = bind_socket(self.settings.host, 0)
+        self.url = url_of(sock)
+        self._server = uvicorn.Server(uvicorn_config(self.spec, self.settings))
+
+        def run() -> None:
+            try:
+                asyncio.run(self._server.serve(sockets=[sock]))  # type: ignore[union-attr]
+            except BaseException as exc:  # reported by start()
+                self._error = exc
+            finally:
+                sock.close()
+
+        self._thread = threading.Thread(target=run, name=f"agenthub-server-{self.spec.name}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if self._error is not None or not self._thread.is_alive():
+                raise ServerStartError(f"env server {self.spec.name!r} failed to start: {self._error!r}")
+            if time.monotonic() > deadline:
+                raise ServerStartError(f"env server {self.spec.name!r} was not ready after {timeout_s:g}s")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def __enter__(self) -> ThreadedServer:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()

@@ -1,0 +1,73 @@
+"""Run one environment server with uvicorn until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from agenthub.service.server import create_app
+from agenthub.service.settings import ServiceSettings
+from agenthub.specs import EnvSpec
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """Bind before starting uvicorn, so port 0 gives a real port we can report."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another port, or port=0 for a free one") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def uvicorn_config(spec: EnvSpec, settings: ServiceSettings, *, log_level: str = "warning") -> uvicorn.Config:
+    return uvicorn.Config(
+        create_app(spec, settings),
+        log_level=log_level,
+        access_log=False,
+        timeout_graceful_shutdown=10,
+        http="auto",  # httptools when installed (a core dependency), h11 otherwise
+    )
+
+
+async def serve_async(spec: EnvSpec, settings: ServiceSettings, *, ready_file: Path | None = None) -> None:
+    sock = bind_socket(settings.host, settings.port)
+    server = uvicorn.Server(uvicorn_config(spec, settings))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started and not task.done():
+        await asyncio.sleep(0.01)
+    if server.started:
+        url = url_of(sock)
+        print(f"agenthub: serving env {spec.name!r} on {url} (pid {os.getpid()})", file=sys.stderr, flush=True)
+        if ready_file is not None:
+            tmp = ready_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "env": spec.name}))
+            tmp.replace(ready_file)  # atomic: a reader never sees half a file
+    await task
+    sock.close()
+
+
+def serve(spec: EnvSpec, settings: ServiceSettings, *, ready_file: Path | None = None) -> None:
+    """Serve until SIGTERM/SIGINT; on the way out every session is closed."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    loop_factory = uvicorn.Config(app=None).get_loop_factory()  # uvloop when installed
+    runner = asyncio.Runner(loop_factory=loop_factory)
+    with runner:
+        runner.run(serve_async(spec, settings, ready_file=ready_file))

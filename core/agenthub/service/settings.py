@@ -1,0 +1,29 @@
+"""Settings of one environment server, shared by ``create_app`` and ``agenthub serve``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TOKEN_ENV_VAR = "AGENTHUB_TOKEN"
+
+
+class ServiceSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = Field(default="127.0.0.1", description="Address to bind; 127.0.0.1 unless you mean to expose it.")
+    port: int = Field(default=8000, ge=0, le=65535, description="0 picks a free port.")
+    max_sessions: int = Field(default=256, ge=1, description="Sessions held at once; past that, 503.")
+    ttl: float = Field(default=600.0, gt=0, description="Idle seconds after which a session expires.")
+    token: str | None = Field(
+        default_factory=lambda: os.environ.get(TOKEN_ENV_VAR) or None,
+        description=f"Bearer token required on every route except /healthz (default: ${TOKEN_ENV_VAR}).",
+    )
+    max_body_bytes: int = Field(default=1 << 20, ge=1024, description="Larger request bodies get 413.")
+    threads: int = Field(default=32, ge=1, description="Threads that run environment code.")
+    step_timeout: float | None = Field(default=300.0, gt=0, description="Seconds; a slower reset or step fails the session.")
+    idle_envs: int = Field(default=4, ge=0, description="Closed sessions' env instances kept for reuse.")
+    remembered_replies: int = Field(default=16, ge=1, description="Step answers kept per session for retries.")
+    env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for the env factory.")

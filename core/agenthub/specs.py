@@ -1,0 +1,146 @@
+"""What a plugin registers: a named spec per environment, agent, trainer or command.
+
+Factories may be given as ``"package.module:attribute"`` strings, imported
+only on first use, so that listing plugins never imports a heavy package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agenthub.errors import PluginError
+from agenthub.protocols import Agent, Environment, Trainer
+from agenthub.types import EnvInfo, TaskSplit
+
+Factory = Callable[..., Any] | str
+
+
+def resolve_factory(factory: Factory, *, what: str) -> Callable[..., Any]:
+    """Import a ``"module:attr"`` factory, or return a callable unchanged."""
+    if callable(factory):
+        return factory
+    module_name, sep, attr = factory.partition(":")
+    if not sep or not module_name or not attr:
+        raise PluginError(f"{what}: factory {factory!r} is not of the form 'package.module:attribute'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise PluginError(
+            f"{what}: cannot import {module_name!r} ({exc}); is the plugin installed with its dependencies?"
+        ) from exc
+    try:
+        obj = getattr(module, attr)
+    except AttributeError as exc:
+        raise PluginError(f"{what}: module {module_name!r} has no attribute {attr!r}") from exc
+    if not callable(obj):
+        raise PluginError(f"{what}: {factory!r} is not callable")
+    return obj  # type: ignore[no-any-return]
+
+
+def _check_name(name: str, kind: str) -> None:
+    if not name or not all(c.isalnum() or c in "-_." for c in name):
+        raise PluginError(f"{kind} name {name!r} must be non-empty and use only letters, digits, '-', '_' and '.'")
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """An environment: how to build it and what the service advertises about it."""
+
+    name: str
+    factory: Factory
+    splits: Mapping[str, TaskSplit] | Callable[[], Mapping[str, TaskSplit]]
+    default_max_turns: int
+    description: str = ""
+    version: str | None = None
+    action_format: Literal["text", "tool_call"] = "text"
+    tools: list[dict[str, Any]] | None = None
+    oracle: str | None = None
+    """Name of a registered agent that solves (nearly) every task; used by checks and eval."""
+    default_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """Keyword arguments for ``factory``; ``agenthub serve env=NAME env_kwargs.x=...`` overrides them."""
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "env")
+        if self.default_max_turns < 1:
+            raise PluginError(f"env {self.name!r}: default_max_turns must be >= 1, got {self.default_max_turns}")
+
+    def make(self, **kwargs: Any) -> Environment:
+        """Build one environment instance."""
+        build = resolve_factory(self.factory, what=f"env {self.name!r}")
+        return build(**{**self.default_kwargs, **kwargs})  # type: ignore[no-any-return]
+
+    def resolved_splits(self) -> dict[str, TaskSplit]:
+        splits = self.splits() if callable(self.splits) else self.splits
+        if not splits:
+            raise PluginError(f"env {self.name!r} declares no task splits")
+        return dict(splits)
+
+    def info(self) -> EnvInfo:
+        return EnvInfo(
+            name=self.name,
+            version=self.version or "0",
+            action_format=self.action_format,
+            default_max_turns=self.default_max_turns,
+            splits=list(self.resolved_splits()),
+            description=self.description,
+            tools=self.tools,
+        )
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A policy that ``agenthub eval agent=NAME`` can play with."""
+
+    name: str
+    factory: Factory
+    description: str = ""
+    version: str | None = None
+    env: str | None = None
+    """Set for agents that only work with one environment, such as its oracle."""
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "agent")
+
+    def make(self, **kwargs: Any) -> Agent:
+        return resolve_factory(self.factory, what=f"agent {self.name!r}")(**kwargs)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class TrainerSpec:
+    """A training backend that ``agenthub run trainer=NAME`` can start."""
+
+    name: str
+    factory: Factory
+    description: str = ""
+    version: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "trainer")
+
+    def make(self, **kwargs: Any) -> Trainer:
+        return resolve_factory(self.factory, what=f"trainer {self.name!r}")(**kwargs)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """An ``agenthub`` sub-command.
+
+    ``configure`` adds the command's arguments to its parser; ``run`` receives
+    the parsed arguments and returns the process exit code.
+    """
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    version: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "command")
+
+
+Spec = EnvSpec | AgentSpec | TrainerSpec | CommandSpec

@@ -1,0 +1,1 @@
+"""Conformance checks and a pytest plugin for environment plugins."""

@@ -1,0 +1,240 @@
+"""Data models shared by the wire protocol, the executor and the trainers.
+
+Wire payloads are pydantic models with ``extra="forbid"`` so that a misspelt
+field is a 422 with a clear message rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+PROTOCOL_VERSION = 1
+
+TaskId = Annotated[int | str, Field(description="An integer or string task id.")]
+JSONDict = dict[str, Any]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolCall(_Wire):
+    """An action in OpenAI function-call form, for tool-calling environments."""
+
+    name: str = Field(min_length=1)
+    arguments: JSONDict = Field(default_factory=dict)
+
+
+Action = str | ToolCall
+"""What an agent sends to ``step``: plain text, or a tool call."""
+
+
+class Outcome(str, enum.Enum):
+    """How an episode ended. Only the first three are trained on."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+    TRUNCATED = "truncated"
+    ENV_ERROR = "env_error"
+    AGENT_ERROR = "agent_error"
+    TIMEOUT = "timeout"
+
+    @property
+    def is_infra_failure(self) -> bool:
+        """True for outcomes that say nothing about the policy and must not be trained on."""
+        return self in (Outcome.ENV_ERROR, Outcome.AGENT_ERROR, Outcome.TIMEOUT)
+
+
+class TaskSplit(_Wire):
+    """The task ids of one split: a half-open integer range or an explicit list."""
+
+    start: int | None = None
+    stop: int | None = None
+    ids: list[TaskId] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> TaskSplit:
+        has_range = self.start is not None or self.stop is not None
+        if has_range == (self.ids is not None):
+            raise ValueError("a TaskSplit has either start and stop, or ids; not both and not neither")
+        if has_range and (self.start is None or self.stop is None or self.stop < self.start):
+            raise ValueError(f"a task range needs 0 <= start <= stop, got start={self.start} stop={self.stop}")
+        return self
+
+    @classmethod
+    def range(cls, start: int, stop: int) -> TaskSplit:
+        return cls(start=start, stop=stop)
+
+    @classmethod
+    def of(cls, ids: list[TaskId]) -> TaskSplit:
+        return cls(ids=list(ids))
+
+    @property
+    def count(self) -> int:
+        if self.ids is not None:
+            return len(self.ids)
+        assert self.start is not None and self.stop is not None
+        return self.stop - self.start
+
+    def __contains__(self, task_id: object) -> bool:
+        if self.ids is not None:
+            return task_id in self.ids
+        assert self.start is not None and self.stop is not None
+        return isinstance(task_id, int) and self.start <= task_id < self.stop
+
+    def first(self, n: int) -> list[TaskId]:
+        """The first ``n`` ids of the split, in order."""
+        if self.ids is not None:
+            return list(self.ids[:n])
+        assert self.start is not None and self.stop is not None
+        return list(range(self.start, min(self.stop, self.start + n)))
+
+
+class Task(_Wire):
+    """One episode to run: which env, which task, which seed, how many turns."""
+
+    env: str
+    task_id: TaskId | None = None
+    split: str | None = None
+    seed: int | None = None
+    max_turns: int | None = Field(default=None, ge=1)
+    options: JSONDict = Field(default_factory=dict)
+
+
+class Observation(_Wire):
+    """What an agent sees after a reset or a step."""
+
+    text: str
+    info: JSONDict = Field(default_factory=dict)
+
+    @property
+    def available_actions(self) -> list[str] | None:
+        actions = self.info.get("available_actions")
+        return list(actions) if isinstance(actions, list) else None
+
+
+# ---- wire protocol v1: requests -------------------------------------------------
+
+
+class CreateSessionRequest(_Wire):
+    task_id: TaskId | None = None
+    split: str | None = None
+    seed: int | None = None
+    options: JSONDict = Field(default_factory=dict)
+
+
+class ResetRequest(_Wire):
+    task_id: TaskId | None = None
+    seed: int | None = None
+    options: JSONDict = Field(default_factory=dict)
+
+
+class StepRequest(_Wire):
+    action: Action
+    request_id: str | None = Field(
+        default=None,
+        max_length=128,
+        description="Retrying a step with the same request_id returns the stored result "
+        "instead of applying the action again.",
+    )
+
+
+# ---- wire protocol v1: answers --------------------------------------------------
+
+
+class EnvInfo(_Wire):
+    name: str
+    version: str
+    protocol: int = PROTOCOL_VERSION
+    action_format: Literal["text", "tool_call"] = "text"
+    default_max_turns: int = Field(ge=1)
+    splits: list[str]
+    description: str = ""
+    tools: list[JSONDict] | None = None
+
+
+class TaskList(_Wire):
+    split: str
+    count: int
+    start: int | None = None
+    stop: int | None = None
+    ids: list[TaskId] | None = None
+
+
+class ResetResult(_Wire):
+    observation: str
+    info: JSONDict = Field(default_factory=dict)
+
+
+class SessionCreated(ResetResult):
+    session_id: str
+
+
+class StepResult(_Wire):
+    observation: str
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: JSONDict = Field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
+
+
+class SessionState(_Wire):
+    session_id: str
+    task_id: TaskId | None
+    turns: int
+    done: bool
+    created_at: float
+    last_used_at: float
+
+
+class ErrorDetail(_Wire):
+    code: str
+    message: str
+
+
+class ErrorBody(_Wire):
+    error: ErrorDetail
+
+
+# ---- episodes -------------------------------------------------------------------
+
+
+class Turn(_Wire):
+    """One agent action and what the environment answered."""
+
+    action: Action
+    observation: str
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: JSONDict = Field(default_factory=dict)
+
+
+class Trajectory(_Wire):
+    """A whole episode as the store keeps it and trainers read it."""
+
+    task: Task
+    first_observation: str
+    turns: list[Turn] = Field(default_factory=list)
+    reward: float = 0.0
+    outcome: Outcome
+    error: str | None = None
+    provenance: JSONDict = Field(default_factory=dict)
+
+    @property
+    def trainable(self) -> bool:
+        return not self.outcome.is_infra_failure
+
+
+class AgentReply(_Wire):
+    """What an agent returns for one turn: the action, and the raw text it came from."""
+
+    action: Action
+    text: str | None = None
