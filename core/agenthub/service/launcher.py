@@ -23,7 +23,7 @@ from typing import Any
 import uvicorn
 
 from agenthub.errors import AgenthubError
-from agenthub.service.serve import bind_socket, url_of, uvicorn_config
+from agenthub.service.serve import bind_socket, loop_factory, url_of, uvicorn_config
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import EnvSpec
 
@@ -156,7 +156,8 @@ class ThreadedServer:
 
         def run() -> None:
             try:
-                asyncio.run(self._server.serve(sockets=[sock]))  # type: ignore[union-attr]
+                with asyncio.Runner(loop_factory=loop_factory()) as runner:
+                    runner.run(self._server.serve(sockets=[sock]))  # type: ignore[union-attr]
             except BaseException as exc:  # reported by start()
                 self._error = exc
             finally:

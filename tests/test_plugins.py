@@ -1,0 +1,122 @@
+"""Plugin discovery through real entry points: distributions written to a temp dir on sys.path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agenthub import EnvSpec, PluginHost, UnknownNameError, hookimpl
+from agenthub.types import TaskSplit
+
+
+def write_distribution(root: Path, name: str, entry_point: str, module: str, source: str) -> None:
+    """A minimal installed distribution: a module plus a .dist-info declaring one agenthub entry point."""
+    (root / f"{module}.py").write_text(textwrap.dedent(source))
+    info = root / f"{name.replace('-', '_')}-1.2.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.2.3\n")
+    (info / "entry_points.txt").write_text(f"[agenthub]\n{entry_point} = {module}\n")
+
+
+GOOD = """
+from agenthub import EnvSpec, TaskSplit, hookimpl
+
+@hookimpl
+def agenthub_register_envs(register):
+    register(EnvSpec(name="textcraft", factory="nowhere.module:Env", splits={"test": TaskSplit.range(0, 5)},
+                     default_max_turns=30))
+"""
+BROKEN_IMPORT = "raise RuntimeError('this plugin is broken on purpose')\n"
+BROKEN_HOOK = """
+from agenthub import hookimpl
+
+@hookimpl
+def agenthub_register_agents(register):
+    register("not a spec")
+"""
+
+
+@pytest.fixture
+def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    write_distribution(tmp_path, "agenthub-env-fakecraft", "fakecraft", "fakecraft_plugin", GOOD)
+    write_distribution(tmp_path, "agenthub-env-broken", "broken", "broken_plugin", BROKEN_IMPORT)
+    write_distribution(tmp_path, "agenthub-agent-badhook", "badhook", "badhook_plugin", BROKEN_HOOK)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("AGENTHUB_PLUGINS", raising=False)
+    yield tmp_path
+    for module in ("fakecraft_plugin", "broken_plugin", "badhook_plugin"):
+        sys.modules.pop(module, None)
+
+
+def test_entry_point_plugins_load_and_broken_ones_are_reported(plugin_dir: Path) -> None:
+    host = PluginHost()
+    assert host.env("textcraft").version == "1.2.3"  # filled from the distribution
+    assert host.records["fakecraft"].registered == {"env": ["textcraft"]}
+    assert "this plugin is broken on purpose" in host.records["broken"].errors[0]
+    assert "must register AgentSpec objects" in host.records["badhook"].errors[0]
+    assert "guess" in host.envs  # the built-ins still work
+    assert {r.name for r in host.failures()} == {"broken", "badhook"}
+
+
+def test_unknown_name_suggests_and_lists(plugin_dir: Path) -> None:
+    host = PluginHost()
+    with pytest.raises(UnknownNameError) as caught:
+        host.env("textcarft")
+    message = str(caught.value)
+    assert "unknown env 'textcarft'; did you mean 'textcraft'?" in message
+    assert "installed envs: guess, textcraft" in message
+    assert "failed to load: badhook, broken" in message
+
+
+def test_env_var_loads_only_named_plugins(plugin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTHUB_PLUGINS", "fakecraft")
+    host = PluginHost()
+    assert set(host.records) == {"builtin", "builtin-commands", "fakecraft"}
+    monkeypatch.setenv("AGENTHUB_PLUGINS", "")
+    assert "textcraft" not in PluginHost().envs
+
+
+def test_duplicate_names_keep_the_first_and_report_the_second() -> None:
+    class Duplicate:
+        @hookimpl
+        def agenthub_register_envs(self, register):  # type: ignore[no-untyped-def]
+            register(EnvSpec(name="guess", factory=dict, splits={"a": TaskSplit.range(0, 1)}, default_max_turns=1))
+
+    host = PluginHost(load_entry_points=False, extra_plugins=[Duplicate()])
+    assert host.env("guess").factory == "agenthub.builtin.guess:GuessNumberEnv"
+    assert "registered by both 'builtin' and 'Duplicate'" in host.records["Duplicate"].errors[0]
+
+
+def test_lookup_does_not_import_the_env_package(plugin_dir: Path) -> None:
+    host = PluginHost()
+    spec = host.env("textcraft")  # its factory module does not exist: only make() may import it
+    with pytest.raises(Exception, match="cannot import 'nowhere.module'"):
+        spec.make()
+
+
+def test_plugins_command_lists_versions_and_errors(plugin_dir: Path) -> None:
+    env = {"PYTHONPATH": str(plugin_dir), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-m", "agenthub", "plugins", "--json"], capture_output=True, text=True, env=env, check=True
+    )
+    records = {r["name"]: r for r in json.loads(out.stdout)}
+    assert records["fakecraft"]["version"] == "1.2.3"
+    assert records["fakecraft"]["registered"] == {"env": ["textcraft"]}
+    assert records["broken"]["errors"]
+    assert records["builtin"]["registered"]["env"] == ["guess"]
+    table = subprocess.run(
+        [sys.executable, "-m", "agenthub", "plugins"], capture_output=True, text=True, env={**env, "COLUMNS": "200"}
+    )
+    assert table.returncode == 0 and "fakecraft" in table.stdout and "broken on purpose" in table.stdout
+
+
+def test_trace_env_var_prints_hook_calls(plugin_dir: Path) -> None:
+    env = {"PYTHONPATH": str(plugin_dir), "PATH": "/usr/bin:/bin", "AGENTHUB_TRACE_PLUGINS": "1"}
+    out = subprocess.run([sys.executable, "-m", "agenthub", "plugins", "--json"], capture_output=True, text=True, env=env)
+    assert "plugin 'fakecraft' agenthub_register_envs -> ['textcraft']" in out.stderr
