@@ -79,17 +79,15 @@ class LocalServer:
         while not ready.exists():
             code = self.process.poll()
             if code is not None:
-                raise ServerStartError(
-                    f"env server {self.env!r} exited with code {code} before it was ready; its log ends with:\n"
-                    f"{self.log_tail()}"
-                )
-            if time.monotonic() > deadline:
-                self.stop()
-                raise ServerStartError(
-                    f"env server {self.env!r} was not ready after {self.startup_timeout_s:g}s; its log ends with:\n"
-                    f"{self.log_tail()}"
-                )
-            time.sleep(0.02)
+                problem = f"exited with code {code} before it was ready"
+            elif time.monotonic() > deadline:
+                problem = f"was not ready after {self.startup_timeout_s:g}s"
+            else:
+                time.sleep(0.02)
+                continue
+            tail = self.log_tail()
+            self.stop()
+            raise ServerStartError(f"env server {self.env!r} {problem}; its log ends with:\n{tail}")
         self.url = json.loads(ready.read_text())["url"]
         return self
 
@@ -109,7 +107,7 @@ class LocalServer:
             return "(no log)"
 
     def stop(self, timeout_s: float = 15.0) -> int | None:
-        """SIGTERM, then SIGKILL if it does not exit in time. Returns the exit code."""
+        """SIGTERM, then SIGKILL if it does not exit in time; removes the log. Returns the exit code."""
         if self.process is None:
             return None
         if self.process.poll() is None:
@@ -119,6 +117,7 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        self._dir.cleanup()
         return self.process.returncode
 
     def kill(self) -> None:
@@ -132,7 +131,6 @@ class LocalServer:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
-        self._dir.cleanup()
 
 
 class ThreadedServer:

@@ -1,0 +1,83 @@
+"""Small real environments with one property each, for service tests."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from agenthub.protocols import StepTuple
+from agenthub.types import Action, TaskId
+
+
+class SlowEnv:
+    """Each step sleeps ``delay`` seconds (blocking, like a JVM call) and records overlapping calls."""
+
+    name = "slow"
+    default_max_turns = 5
+    active = 0
+    max_active = 0
+    _lock = threading.Lock()
+
+    def __init__(self, delay: float = 0.3) -> None:
+        self.delay = delay
+        self.turns = 0
+
+    def reset(
+        self, *, task_id: TaskId | None = None, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        self.turns = 0
+        return "ready", {}
+
+    def step(self, action: Action) -> StepTuple:
+        cls = type(self)
+        with cls._lock:
+            cls.active += 1
+            cls.max_active = max(cls.max_active, cls.active)
+        time.sleep(self.delay)
+        with cls._lock:
+            cls.active -= 1
+        self.turns += 1
+        return f"step {self.turns}: {action}", 0.0, False, False, {}
+
+    def close(self) -> None:
+        return None
+
+
+class FailingEnv:
+    """Raises on the action 'explode', like an environment bug."""
+
+    name = "failing"
+
+    def reset(
+        self, *, task_id: TaskId | None = None, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        return "ok", {}
+
+    def step(self, action: Action) -> StepTuple:
+        if action == "explode":
+            raise RuntimeError("the simulator crashed")
+        return "fine", 0.0, False, False, {}
+
+    def close(self) -> None:
+        return None
+
+
+class DriftingEnv:
+    """Its reset is impure (observations drift between resets): the checker must catch it."""
+
+    name = "drifting"
+    resets = 0
+
+    def reset(
+        self, *, task_id: TaskId | None = None, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        self.resets = getattr(self, "resets", 0) + 1
+        return f"reset number {self.resets}", {"available_actions": ["wait"]}
+
+    def step(self, action: Action) -> StepTuple:
+        return "waited", 0.0, False, False, {}
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,86 @@
+"""The `agenthub` command as a user runs it: real processes, real output."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+AGENTHUB = [sys.executable, "-m", "agenthub"]
+
+
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*AGENTHUB, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_play_runs_the_oracle_to_a_win() -> None:
+    result = run("play", "env=guess", "task_id=10007")
+    assert result.returncode == 0, result.stderr
+    assert "agent 'guess-oracle'" in result.stdout
+    assert "Correct! The number was" in result.stdout
+    assert "outcome: success   reward: 1" in result.stdout
+
+
+def test_check_passes_for_the_builtin_env() -> None:
+    result = run("check", "env=guess", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["passed"] and len(report["results"]) == 12
+
+
+def test_unknown_env_and_bad_override_explain_what_to_do() -> None:
+    result = run("serve", "env=gues")
+    assert result.returncode == 2
+    assert "unknown env 'gues'; did you mean 'guess'?" in result.stderr
+    result = run("serve", "env=guess", "max_sesions=3")
+    assert result.returncode == 2 and "did you mean 'max_sessions'" in result.stderr
+    result = run("check")
+    assert result.returncode == 2 and "env=NAME" in result.stderr
+
+
+def test_serve_stops_cleanly_on_sigterm_and_closes_sessions(tmp_path: Path) -> None:
+    ready = tmp_path / "ready.json"
+    log = (tmp_path / "server.log").open("w")
+    process = subprocess.Popen(
+        [*AGENTHUB, "serve", "env=guess", "port=0", f"--ready-file={ready}"], stdout=log, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()
+            time.sleep(0.05)
+        url = json.loads(ready.read_text())["url"]
+        assert url.startswith("http://127.0.0.1:")  # loopback unless told otherwise
+        for task in range(3):
+            assert httpx.post(f"{url}/v1/sessions", json={"task_id": task}).status_code == 201
+        process.send_signal(signal.SIGTERM)
+        # uvicorn re-raises the signal after its graceful shutdown, as a well-behaved child should.
+        assert process.wait(timeout=20) in (0, -signal.SIGTERM)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        log.close()
+    assert "stopped; closed 3 sessions" in (tmp_path / "server.log").read_text()
+
+
+def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        result = run("serve", "env=guess", f"port={port}")
+    assert result.returncode != 0 and "choose another port" in result.stderr
+
+
+def test_version_and_help() -> None:
+    assert run("--version").stdout.startswith("agenthub ")
+    help_text = run("--help").stdout
+    for command in ("serve", "plugins", "check", "play"):
+        assert command in help_text
