@@ -28,9 +28,10 @@ async def serving(app: FastAPI) -> AsyncIterator[tuple[EnvClient, httpx.AsyncCli
     """The app in-process with its lifespan running: a protocol client and a raw client."""
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with EnvClient("http://env.test", transport=transport, retries=0) as client, httpx.AsyncClient(
-            transport=transport, base_url="http://env.test"
-        ) as raw:
+        async with (
+            EnvClient("http://env.test", transport=transport, retries=0) as client,
+            httpx.AsyncClient(transport=transport, base_url="http://env.test") as raw,
+        ):
             yield client, raw
 
 

@@ -23,7 +23,7 @@ def test_task_split_range_and_ids() -> None:
 )
 def test_task_split_rejects_bad_forms(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
-        TaskSplit(**kwargs)
+        TaskSplit.model_validate(kwargs)
 
 
 def test_only_policy_outcomes_are_trainable() -> None:

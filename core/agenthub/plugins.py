@@ -18,7 +18,7 @@ import difflib
 import importlib
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
@@ -96,7 +96,7 @@ class SpecTable(Generic[S]):
     def __contains__(self, name: object) -> bool:
         return name in self._specs
 
-    def __iter__(self) -> Iterable[S]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[S]:
         return iter(self._specs[name] for name in self.names())
 
     def get(self, name: str, hint: str = "") -> S:
@@ -175,7 +175,9 @@ class PluginHost:
 
         def register(spec: Spec) -> None:
             if not isinstance(spec, spec_type):
-                raise PluginError(f"{caller.name} must register {spec_type.__name__} objects, got {type(spec).__name__}")
+                raise PluginError(
+                    f"{caller.name} must register {spec_type.__name__} objects, got {type(spec).__name__}"
+                )
             if spec.version is None and record.version is not None:
                 object.__setattr__(spec, "version", record.version)  # frozen dataclass, filled once here
             table.add(spec, record.name)

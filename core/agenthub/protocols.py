@@ -65,8 +65,7 @@ class AgentEpisode(Protocol):
 class Agent(Protocol):
     """A policy. It starts one :class:`AgentEpisode` per episode it plays."""
 
-    def start_episode(self, task: Task, env: EnvInfo) -> AgentEpisode:
-        ...
+    def start_episode(self, task: Task, env: EnvInfo) -> AgentEpisode: ...
 
 
 @runtime_checkable

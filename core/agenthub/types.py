@@ -32,7 +32,7 @@ Action = str | ToolCall
 """What an agent sends to ``step``: plain text, or a tool call."""
 
 
-class Outcome(str, enum.Enum):
+class Outcome(enum.StrEnum):
     """How an episode ended. Only the first three are trained on."""
 
     SUCCESS = "success"

@@ -20,7 +20,7 @@ def test_make_passes_gymnasium_check_env() -> None:
         observation, info = env.reset(seed=123)
         assert observation in env.observation_space
         assert "available_actions" in info
-        observation, reward, terminated, truncated, info = env.step("guess 8")
+        observation, reward, _, truncated, info = env.step("guess 8")
         assert isinstance(reward, float) and not truncated
     finally:
         env.close()
@@ -33,7 +33,7 @@ def test_seed_picks_the_task_and_options_pick_it_explicitly(guess_server: LocalS
         first, _ = env.reset(seed=7)
         assert env.reset(seed=7)[0] == first
         env.reset(options={"task_id": 10_001})
-        assert client.session_state(env._session_id or "").task_id == 10_001  # noqa: SLF001
+        assert client.session_state(env._session_id or "").task_id == 10_001
         env.close()
 
 

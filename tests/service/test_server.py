@@ -50,7 +50,9 @@ async def test_bad_inputs_get_clear_4xx_and_the_server_keeps_serving(guess_spec:
         session = await client.create_session(task_id=1)
         step = f"/v1/sessions/{session.id}/step"
 
-        status, code, message = error_of(await raw.post(step, content=b"{nope", headers={"content-type": "application/json"}))
+        status, code, message = error_of(
+            await raw.post(step, content=b"{nope", headers={"content-type": "application/json"})
+        )
         assert (status, code) == (400, "malformed_json") and "not valid JSON" in message
 
         status, code, message = error_of(await raw.post(step, json={"action": 7}))
@@ -131,7 +133,7 @@ async def test_idle_sessions_expire(guess_spec: EnvSpec) -> None:
     async with serving(create_app(guess_spec, ServiceSettings(ttl=0.3))) as (client, raw):
         session = await client.create_session(task_id=1)
         await asyncio.sleep(0.8)
-        with pytest.raises(SessionNotFoundError, match="expired after 0.3s idle"):
+        with pytest.raises(SessionNotFoundError, match=r"expired after 0\.3s idle"):
             await session.step("guess 1")
         assert (await raw.get("/healthz")).json()["sessions"] == 0
         assert 'agenthub_sessions_closed_total{reason="expired"} 1.0' in (await raw.get("/metrics")).text
@@ -139,7 +141,7 @@ async def test_idle_sessions_expire(guess_spec: EnvSpec) -> None:
 
 async def test_steps_on_one_session_never_interleave_and_other_sessions_proceed() -> None:
     SlowEnv.active = SlowEnv.max_active = 0
-    async with serving(create_app(SlowEnv)) as (client, raw):
+    async with serving(create_app(SlowEnv)) as (client, _):
         one = await client.create_session()
         await asyncio.gather(*(one.step(f"a{i}") for i in range(3)))
         assert SlowEnv.max_active == 1

@@ -52,7 +52,7 @@ class GuessNumberEnv:
         if options:
             raise ValueError(f"guess takes no reset options, got {sorted(options)}")
         if task_id is None:
-            task_id = TRAIN_TASKS.first(1)[0] + random.Random(seed).randrange(TRAIN_TASKS.count)
+            task_id = random.Random(seed).randrange(TRAIN_TASKS.count)  # the train split starts at 0
         if not isinstance(task_id, int) or task_id < 0:
             raise ValueError(f"guess task ids are non-negative integers, got {task_id!r}")
         # The secret depends on the task id only, so every seed of a task is the same game.
@@ -72,7 +72,10 @@ class GuessNumberEnv:
             return "The game is over. Reset to play again.", 0.0, True, False, self._info()
         match = _GUESS.match(action) if isinstance(action, str) else None
         if match is None:
-            text = f"I did not understand {_clip(action)!r}. Reply with: guess <number>, a whole number from 1 to {self.high}."
+            text = (
+                f"I did not understand {_clip(action)!r}. "
+                f"Reply with: guess <number>, a whole number from 1 to {self.high}."
+            )
             return text, 0.0, False, False, {**self._info(), "invalid_action": True}
         number = int(match.group(1))
         if not 1 <= number <= self.high:

@@ -12,6 +12,9 @@ from agenthub.specs import CommandSpec
 
 def add_overrides(parser: argparse.ArgumentParser, example: str) -> None:
     parser.add_argument("overrides", nargs="*", metavar="key=value", help=f"settings, e.g. {example}")
+    parser.add_argument(
+        "--config", default=None, metavar="FILE", help="a YAML file of settings; key=value wins over it"
+    )
 
 
 def _lazy(module: str, attr: str) -> Callable[[argparse.Namespace], int]:

@@ -23,7 +23,7 @@ class CheckConfig(BaseModel):
 
 
 def run(args: argparse.Namespace) -> int:
-    config = build_config(CheckConfig, args.overrides)
+    config = build_config(CheckConfig, args.overrides, config_file=args.config)
     if config.env is None and config.url is None:
         raise ConfigError("say which env to check: env=NAME (an installed env) or url=http://HOST:PORT")
     report = check_env(config.env, url=config.url, token=config.token, agent=config.agent, sessions=config.sessions)

@@ -33,7 +33,7 @@ class PlayConfig(BaseModel):
 
 
 def run(args: argparse.Namespace) -> int:
-    config = build_config(PlayConfig, args.overrides)
+    config = build_config(PlayConfig, args.overrides, config_file=args.config)
     host = get_plugin_host()
     spec = host.env(config.env)
     agent_name = config.agent or spec.oracle
@@ -44,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         url = config.url
         if url is None:
-            server = stack.enter_context(LocalServer(spec.name, overrides={"token": config.token} if config.token else None))
+            server = stack.enter_context(
+                LocalServer(spec.name, overrides={"token": config.token} if config.token else None)
+            )
             url = server.url
         print(f"env {spec.name!r} at {url}, agent {agent_name!r}")
         trajectory = asyncio.run(_play(url, config.token, agent, task))

@@ -23,6 +23,8 @@ def run(args: argparse.Namespace) -> int:
     for r in records:
         registers = "; ".join(f"{kind}: {', '.join(names)}" for kind, names in sorted(r.registered.items()))
         status = "[red]" + " | ".join(r.errors) + "[/red]" if r.errors else "ok"
-        table.add_row(r.name, r.distribution or ("(built in)" if r.builtin else "-"), r.version or "-", registers, status)
+        table.add_row(
+            r.name, r.distribution or ("(built in)" if r.builtin else "-"), r.version or "-", registers, status
+        )
     Console(soft_wrap=True).print(table)
     return 0

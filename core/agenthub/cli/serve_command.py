@@ -16,7 +16,7 @@ class ServeConfig(ServiceSettings):
 
 
 def run(args: argparse.Namespace) -> int:
-    config = build_config(ServeConfig, args.overrides)
+    config = build_config(ServeConfig, args.overrides, config_file=args.config)
     spec = get_plugin_host().env(config.env)
     settings = ServiceSettings.model_validate(config.model_dump(exclude={"env"}))
     serve(spec, settings, ready_file=Path(args.ready_file) if args.ready_file else None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from agenthub._version import __version__
@@ -77,10 +78,9 @@ async def play_episode(
                 break
             observation = Observation(text=result.observation, info=result.info)
     finally:
-        try:
+        # If the server is gone, its TTL reaper or its restart frees the session.
+        with contextlib.suppress(EnvServiceError, EnvServerUnavailableError):
             await session.close()
-        except (EnvServiceError, EnvServerUnavailableError):
-            pass  # the server is gone; its TTL reaper or restart frees the session
     return Trajectory(
         task=task,
         first_observation=session.observation,

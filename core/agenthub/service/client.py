@@ -117,7 +117,9 @@ class EnvClient:
 
     # -- transport with retries ---------------------------------------------------
 
-    async def _request(self, method: str, path: str, *, json: Any = None, params: Any = None, idempotent: bool) -> httpx.Response:
+    async def _request(
+        self, method: str, path: str, *, json: Any = None, params: Any = None, idempotent: bool
+    ) -> httpx.Response:
         attempt = 0
         while True:
             try:
@@ -297,7 +299,9 @@ class SyncEnvClient:
     def __enter__(self) -> SyncEnvClient:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -327,7 +331,12 @@ class SyncEnvClient:
         return self._loop.run(self._client.create_session(task_id, split=split, seed=seed, options=options))
 
     def reset(
-        self, session_id: str, task_id: TaskId | None = None, *, seed: int | None = None, options: Mapping[str, Any] | None = None
+        self,
+        session_id: str,
+        task_id: TaskId | None = None,
+        *,
+        seed: int | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> ResetResult:
         return self._loop.run(self._client.reset(session_id, task_id, seed=seed, options=options))
 

@@ -10,12 +10,8 @@ class ServiceMetrics:
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)
         labels = {"env": env_name}
-        self.sessions_active = Gauge(
-            "agenthub_sessions_active", "Sessions held now.", registry=self.registry
-        )
-        self.sessions_created = Counter(
-            "agenthub_sessions_created", "Sessions created.", registry=self.registry
-        )
+        self.sessions_active = Gauge("agenthub_sessions_active", "Sessions held now.", registry=self.registry)
+        self.sessions_created = Counter("agenthub_sessions_created", "Sessions created.", registry=self.registry)
         self.sessions_closed = Counter(
             "agenthub_sessions_closed", "Sessions ended, by reason.", ["reason"], registry=self.registry
         )

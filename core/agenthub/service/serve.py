@@ -27,7 +27,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise OSError(f"cannot listen on {host}:{port} ({exc.strerror}); choose another port, or port=0 for a free one") from None
+        raise OSError(
+            f"cannot listen on {host}:{port} ({exc.strerror}); choose another port, or port=0 for a free one"
+        ) from None
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
@@ -66,7 +68,7 @@ async def serve_async(spec: EnvSpec, settings: ServiceSettings, *, ready_file: P
     sock = bind_socket(settings.host, settings.port)
     server = uvicorn.Server(uvicorn_config(spec, settings))
     task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started and not task.done():
+    while not server.started and not task.done():  # noqa: ASYNC110 - uvicorn offers no startup event
         await asyncio.sleep(0.01)
     if server.started:
         url = url_of(sock)

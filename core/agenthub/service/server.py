@@ -135,9 +135,7 @@ class EnvService:
 
     def choose_task(self, task_id: Any, split: str | None, seed: int | None) -> Any:
         if split is not None and split not in self.splits:
-            raise ServiceError(
-                422, "unknown_split", f"unknown split {split!r}; this env has: {', '.join(self.splits)}"
-            )
+            raise ServiceError(422, "unknown_split", f"unknown split {split!r}; this env has: {', '.join(self.splits)}")
         if task_id is not None:
             if split is not None and task_id not in self.splits[split]:
                 raise ServiceError(422, "unknown_task", f"task {task_id!r} is not in split {split!r}")
@@ -189,9 +187,7 @@ class EnvService:
         log.info("agenthub: %s server stopped; closed %d sessions", self.spec.name, len(sessions))
 
 
-def create_app(
-    env: EnvSpec | Callable[..., Environment], settings: ServiceSettings | None = None
-) -> FastAPI:
+def create_app(env: EnvSpec | Callable[..., Environment], settings: ServiceSettings | None = None) -> FastAPI:
     """Serve ``env`` (a registered spec, or any callable that builds an Environment) over protocol v1."""
     spec = env if isinstance(env, EnvSpec) else spec_from_factory(env)
     settings = settings or ServiceSettings()
@@ -311,7 +307,9 @@ def _install_routes(app: FastAPI, service: EnvService) -> None:
         async with session.lock:
             _refuse_if_failed(session)
             task_id = session.task_id if body.task_id is None else service.choose_task(body.task_id, None, None)
-            observation, reset_info = await _guard(session, service.reset_env(session.env, task_id, body.seed, body.options))
+            observation, reset_info = await _guard(
+                session, service.reset_env(session.env, task_id, body.seed, body.options)
+            )
             session.task_id = task_id
             session.turns = 0
             session.done = False
@@ -398,7 +396,9 @@ def _step_reply(result: Any) -> dict[str, Any]:
             500, "env_contract", "the environment's step must return (observation, reward, terminated, truncated, info)"
         ) from None
     if not isinstance(observation, str) or not isinstance(info, dict):
-        raise ServiceError(500, "env_contract", "the environment's step returned a non-str observation or non-dict info")
+        raise ServiceError(
+            500, "env_contract", "the environment's step returned a non-str observation or non-dict info"
+        )
     return {
         "observation": observation,
         "reward": reward,

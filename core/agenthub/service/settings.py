@@ -23,7 +23,9 @@ class ServiceSettings(BaseModel):
     )
     max_body_bytes: int = Field(default=1 << 20, ge=1024, description="Larger request bodies get 413.")
     threads: int = Field(default=32, ge=1, description="Threads that run environment code.")
-    step_timeout: float | None = Field(default=300.0, gt=0, description="Seconds; a slower reset or step fails the session.")
+    step_timeout: float | None = Field(
+        default=300.0, gt=0, description="Seconds; a slower reset or step fails the session."
+    )
     idle_envs: int = Field(default=4, ge=0, description="Closed sessions' env instances kept for reuse.")
     remembered_replies: int = Field(default=16, ge=1, description="Step answers kept per session for retries.")
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for the env factory.")

@@ -223,7 +223,9 @@ async def check_reset_after_done(ctx: CheckContext) -> str:
     limit = max(3 * ctx.info.default_max_turns, 50)
     async with await ctx.client.create_session(task_id, seed=0) as session:
         observation = Observation(text=session.observation, info=session.info)
-        episode = ctx.oracle.start_episode(Task(env=ctx.info.name, task_id=task_id, seed=0), ctx.info) if ctx.oracle else None
+        episode = (
+            ctx.oracle.start_episode(Task(env=ctx.info.name, task_id=task_id, seed=0), ctx.info) if ctx.oracle else None
+        )
         done = False
         for turn in range(limit):
             action = (await episode.act(observation)).action if episode else probe_action(observation, turn)
@@ -283,7 +285,11 @@ async def check_bad_requests(ctx: CheckContext) -> str:
     async with await ctx.client.create_session(split=ctx.split()) as session:
         path = f"/v1/sessions/{session.id}/step"
         cases = [
-            ("malformed JSON", await ctx.raw.post(path, content=b"{not json", headers={"content-type": "application/json"}), 400),
+            (
+                "malformed JSON",
+                await ctx.raw.post(path, content=b"{not json", headers={"content-type": "application/json"}),
+                400,
+            ),
             ("wrong type", await ctx.raw.post(path, json={"action": 42}), 422),
             ("missing action", await ctx.raw.post(path, json={}), 422),
             ("unknown field", await ctx.raw.post("/v1/sessions", json={"task": 1}), 422),
@@ -302,7 +308,10 @@ def _expect_error_body(response: httpx.Response) -> None:
         ok = isinstance(error["code"], str) and isinstance(error["message"], str) and error["message"] != ""
     except Exception:
         ok = False
-    _expect(ok, f"the {response.status_code} answer lacks an {{error: {{code, message}}}} JSON body: {response.text[:200]!r}")
+    _expect(
+        ok,
+        f"the {response.status_code} answer lacks an {{error: {{code, message}}}} JSON body: {response.text[:200]!r}",
+    )
 
 
 CHECKS: list[tuple[str, Callable[[CheckContext], Awaitable[str]]]] = [
@@ -327,9 +336,10 @@ async def run_checks(
 ) -> ConformanceReport:
     """Run every check against the server at ``url``."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with EnvClient(url, token=token, timeout=120) as client, httpx.AsyncClient(
-        base_url=url, headers=headers, timeout=120
-    ) as raw:
+    async with (
+        EnvClient(url, token=token, timeout=120) as client,
+        httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as raw,
+    ):
         info = await client.info()
         report = ConformanceReport(env=info.name, url=url)
         ctx = CheckContext(client, raw, info, oracle, sessions, probe_turns)
