@@ -1,0 +1,38 @@
+"""Registers the ``textcraft`` env and its ``textcraft-oracle`` agent; imports nothing heavy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agenthub import AgentSpec, EnvSpec, hookimpl
+
+from . import __version__
+from .splits import SPLITS
+
+
+@hookimpl
+def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
+    register(
+        EnvSpec(
+            name="textcraft",
+            factory="agenthub_env_textcraft.env:TextCraftEnv",
+            splits=SPLITS,
+            default_max_turns=30,
+            description="Craft a Minecraft item from listed recipes (AgentGym's TextCraft, textcraft 0.0.3).",
+            version=__version__,
+            oracle="textcraft-oracle",
+        )
+    )
+
+
+@hookimpl
+def agenthub_register_agents(register: Callable[[AgentSpec], None]) -> None:
+    register(
+        AgentSpec(
+            name="textcraft-oracle",
+            factory="agenthub_env_textcraft.oracle:TextCraftOracle",
+            description="Plans every get and craft from the listed recipes; wins every textcraft task.",
+            version=__version__,
+            env="textcraft",
+        )
+    )
