@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import tracemalloc
 
 import psutil
@@ -27,18 +28,22 @@ async def test_in_process_allocations_do_not_grow(guess_spec: EnvSpec) -> None:
     app = create_app(guess_spec)
     async with serving(app) as (client, raw):
         await cycle(client, 200)  # warm caches, pools and lazy imports
-        gc.collect()
         tracemalloc.start()
-        before = tracemalloc.take_snapshot()
-        await cycle(client, 1000)
+        snapshots = []
+        for _ in range(2):  # 1,000 sessions in two windows
+            gc.collect()
+            snapshots.append(tracemalloc.take_snapshot())
+            await cycle(client, 500)
         gc.collect()
-        after = tracemalloc.take_snapshot()
+        snapshots.append(tracemalloc.take_snapshot())
         tracemalloc.stop()
-        growth = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
+        # A leak grows in every window; a one-off allocation (a cache filling, another
+        # test's thread) shows in one window only, so take the smallest growth.
+        growth = min(sum(s.size_diff for s in b.compare_to(a, "filename")) for a, b in itertools.pairwise(snapshots))
         assert len(app.state.service.table) == 0
         assert (await raw.get("/healthz")).json()["sessions"] == 0
-        # A leak of even 200 bytes per session would show as 200 KB.
-        assert growth < 150_000, f"allocations grew by {growth} bytes over 1,000 sessions"
+        # A leak of even 100 bytes per session would show as 50 KB.
+        assert growth < 50_000, f"allocations grew by {growth} bytes over 500 sessions"
 
 
 async def test_server_process_memory_is_flat(guess_server: LocalServer) -> None:
