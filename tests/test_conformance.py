@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
+from agenthub.errors import ServerBusyError
 from agenthub.testing import CHECK_NAMES, check_env, conformance_tests
 from agenthub.types import TaskSplit
 
@@ -33,3 +38,14 @@ def test_checker_runs_against_a_url_with_a_token() -> None:
     with ThreadedServer(get_plugin_host().env("guess"), settings) as server:
         report = check_env(url=server.url, token="tok", agent="guess-oracle")
     assert report.passed, report.summary()
+
+
+def test_env_server_fixture_serves_an_installed_env(env_server: Callable[..., str]) -> None:
+    from agenthub import SyncEnvClient
+
+    url = env_server("guess", max_sessions=1)
+    with SyncEnvClient(url, retries=0) as client:
+        assert client.info().name == "guess"
+        client.create_session(task_id=1)
+        with pytest.raises(ServerBusyError):
+            client.create_session(task_id=2)

@@ -45,6 +45,15 @@ class SlowEnv:
         return None
 
 
+class VerySlowEnv(SlowEnv):
+    """A step that blocks for 2 s, far longer than any healthy request takes."""
+
+    name = "veryslow"
+
+    def __init__(self, delay: float = 2.0) -> None:
+        super().__init__(delay)
+
+
 class FailingEnv:
     """Raises on the action 'explode', like an environment bug."""
 

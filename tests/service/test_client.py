@@ -22,7 +22,7 @@ async def test_killed_server_is_reported_promptly() -> None:
             started = time.perf_counter()
             with pytest.raises(EnvServerUnavailableError, match="is the environment server running"):
                 await session.step("guess 2")
-            assert time.perf_counter() - started < 5.0
+            assert time.perf_counter() - started < 10.0  # bounded retries, not a hang
 
 
 async def test_503_is_retried_until_a_slot_frees() -> None:

@@ -14,7 +14,7 @@ from agenthub.service.settings import ServiceSettings
 from agenthub.specs import EnvSpec
 
 from ..conftest import serving
-from .envs import FailingEnv, SlowEnv
+from .envs import FailingEnv, SlowEnv, VerySlowEnv
 
 pytestmark = pytest.mark.anyio
 
@@ -148,14 +148,12 @@ async def test_steps_on_one_session_never_interleave_and_other_sessions_proceed(
         assert (await one.state()).turns == 3
         two = await client.create_session()
         SlowEnv.max_active = 0
-        started = time.perf_counter()
         await asyncio.gather(one.step("x"), two.step("y"))
         assert SlowEnv.max_active == 2  # different sessions run side by side, in threads
-        assert time.perf_counter() - started < 0.55
 
 
 async def test_blocking_env_code_does_not_stall_the_event_loop() -> None:
-    async with serving(create_app(SlowEnv)) as (client, raw):
+    async with serving(create_app(VerySlowEnv)) as (client, raw):
         session = await client.create_session()
         latencies: list[float] = []
 
@@ -166,7 +164,8 @@ async def test_blocking_env_code_does_not_stall_the_event_loop() -> None:
             latencies.append(time.perf_counter() - started)
 
         await asyncio.gather(session.step("slow"), ping())
-        assert latencies[0] < 0.2, "healthz waited for a blocking step: env code ran on the event loop"
+        # The step blocks its thread for 2 s; healthz must not wait for it.
+        assert latencies[0] < 1.0, "healthz waited for a blocking step: env code ran on the event loop"
 
 
 async def test_env_exception_is_500_and_the_session_is_refused_afterwards() -> None:
