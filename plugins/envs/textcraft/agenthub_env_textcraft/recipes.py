@@ -146,6 +146,11 @@ class RecipeBook:
             members.setdefault(tag, []).append(item)
         self._members = {tag: tuple(items) for tag, items in members.items()}
         self._closures: dict[str, tuple[_ClosureRecipe, ...]] = {}
+        # Caches filled on use; bounded by the recipe set, not by how many episodes run.
+        self._parsed: dict[str, Command | None] = {}
+        self._expansions: dict[
+            tuple[Command, tuple[tuple[str, ...], ...]], tuple[tuple[tuple[str, int], ...], tuple[str, ...]]
+        ] = {}
 
     # ---- what the rules say about an item ------------------------------------------------
 
@@ -229,25 +234,47 @@ class RecipeBook:
         recipes use; and every listed command, with each generic ingredient (a tag
         such as ``planks``) replaced by the concrete items the task can produce.
         """
-        parsed = [command for command in map(Command.parse, commands) if command is not None]
+        parsed = [command for command in map(self._parse, commands) if command is not None]
         makeable = {command.output for command in parsed}
         gets: set[tuple[str, int]] = set()
         crafts: list[str] = []
         for command in parsed:
-            options: list[list[tuple[str, int]]] = []
-            for item, count in command.inputs:
-                if self.is_tag(item):
-                    concrete = [m for m in self.tag_members(item) if m in makeable or self.is_gettable(m)]
-                else:
-                    concrete = [item]
-                gets.update((m, count) for m in concrete if self.is_gettable(m))
-                options.append([(m, count) for m in concrete])
-            for inputs in itertools.islice(itertools.product(*options), MAX_EXPANSIONS_PER_COMMAND):
-                crafts.append(command.render(inputs))
+            concrete = tuple(
+                tuple(m for m in self.tag_members(item) if m in makeable or self.is_gettable(m))
+                if self.is_tag(item)
+                else (item,)
+                for item, _ in command.inputs
+            )
+            command_gets, command_crafts = self._expand(command, concrete)
+            gets.update(command_gets)
+            crafts.extend(command_crafts)
         actions = ["inventory"]
         actions += [f"get {count} {item_name(item)}" for item, count in sorted(gets)]
         actions += list(dict.fromkeys(crafts))
         return actions
+
+    def _parse(self, text: str) -> Command | None:
+        # Listings repeat the same few hundred commands; parse each once per process.
+        if text not in self._parsed:
+            self._parsed[text] = Command.parse(text)
+        return self._parsed[text]
+
+    def _expand(
+        self, command: Command, concrete: tuple[tuple[str, ...], ...]
+    ) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
+        """The gets and concrete crafts of one command whose ingredients may be ``concrete``; cached."""
+        key = (command, concrete)
+        cached = self._expansions.get(key)
+        if cached is None:
+            counts = [count for _, count in command.inputs]
+            options = [[(m, count) for m in items] for count, items in zip(counts, concrete, strict=True)]
+            gets = tuple(pair for option in options for pair in option if self.is_gettable(pair[0]))
+            crafts = tuple(
+                command.render(inputs)
+                for inputs in itertools.islice(itertools.product(*options), MAX_EXPANSIONS_PER_COMMAND)
+            )
+            cached = self._expansions[key] = (gets, crafts)
+        return cached
 
 
 _load_lock = threading.Lock()
