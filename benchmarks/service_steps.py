@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from agenthub import EnvClient, LocalServer, get_plugin_host
 from agenthub.types import Observation
 
@@ -56,33 +58,38 @@ def in_process(env_name: str, seconds: float) -> dict[str, Any]:
     return {"steps_per_s": steps / seconds, "step_p50_ms": 1000 * statistics.median(latencies)}
 
 
-async def through_service(url: str, task_ids: list[Any], seconds: float, concurrency: int) -> dict[str, Any]:
+async def through_service(
+    url: str, server_pid: int, task_ids: list[Any], seconds: float, concurrency: int
+) -> dict[str, Any]:
     latencies: list[float] = []
     steps = 0
     deadline = time.perf_counter() + seconds
+    server = psutil.Process(server_pid)
+    server_cpu_started = sum(server.cpu_times()[:2])
     cpu_started = time.process_time()
 
-    async def worker(offset: int) -> None:
+    async def worker(client: EnvClient, offset: int) -> None:
         nonlocal steps
         episode = offset
-        async with EnvClient(url, max_connections=concurrency) as client:
-            while time.perf_counter() < deadline:
-                session = await client.create_session(task_ids[episode % len(task_ids)], seed=episode)
-                observation = Observation(text=session.observation, info=session.info)
-                for turn in range(STEPS_PER_EPISODE):
-                    started = time.perf_counter()
-                    result = await session.step(action_for(observation, turn))
-                    latencies.append(time.perf_counter() - started)
-                    steps += 1
-                    if result.done:
-                        break
-                    observation = Observation(text=result.observation, info=result.info)
-                await session.close()
-                episode += concurrency
+        while time.perf_counter() < deadline:
+            session = await client.create_session(task_ids[episode % len(task_ids)], seed=episode)
+            observation = Observation(text=session.observation, info=session.info)
+            for turn in range(STEPS_PER_EPISODE):
+                started = time.perf_counter()
+                result = await session.step(action_for(observation, turn))
+                latencies.append(time.perf_counter() - started)
+                steps += 1
+                if result.done:
+                    break
+                observation = Observation(text=result.observation, info=result.info)
+            await session.close()
+            episode += concurrency
 
     wall_started = time.perf_counter()
-    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    async with EnvClient(url, max_connections=concurrency) as client:  # one pooled client, as an executor has
+        await asyncio.gather(*(worker(client, i) for i in range(concurrency)))
     wall = time.perf_counter() - wall_started
+    server_cpu = sum(server.cpu_times()[:2]) - server_cpu_started
     latencies.sort()
     return {
         "concurrency": concurrency,
@@ -90,6 +97,7 @@ async def through_service(url: str, task_ids: list[Any], seconds: float, concurr
         "step_p50_ms": 1000 * latencies[len(latencies) // 2],
         "step_p99_ms": 1000 * latencies[int(len(latencies) * 0.99)],
         "client_cpu_ms_per_step": 1000 * (time.process_time() - cpu_started) / max(steps, 1),
+        "server_cpu_ms_per_step": 1000 * server_cpu / max(steps, 1),
     }
 
 
@@ -129,7 +137,7 @@ def main() -> None:
     }
     with LocalServer(args.env, overrides={"max_sessions": max(args.concurrency) * 2}) as server:
         for concurrency in args.concurrency:
-            row = asyncio.run(through_service(server.url, task_ids, args.seconds, concurrency))
+            row = asyncio.run(through_service(server.url, server.pid, task_ids, args.seconds, concurrency))
             row["ratio_to_in_process"] = row["steps_per_s"] / result["in_process"]["steps_per_s"]
             result["service"].append(row)
             print(json.dumps(row))
