@@ -21,9 +21,10 @@ from typing import Any
 
 from agenthub.errors import AgenthubError
 from agenthub.types import AgentReply, EnvInfo, Observation, Task
+from minigrid.core.constants import DIR_TO_VEC
 from minigrid.utils.baby_ai_bot import BabyAIBot
 
-from agenthub_env_babyai.actions import CHECK_ACTIONS
+from agenthub_env_babyai.actions import CHECK_ACTIONS, FORWARD, LEFT, RIGHT, TOGGLE
 from agenthub_env_babyai.env import BabyAIEnv, run_macro
 
 LOOKAHEAD = 64
@@ -87,44 +88,67 @@ class BabyAIOracleEpisode:
 
     def _choose(self) -> tuple[str, int]:
         """The action to send and how many of the bot's primitive steps it stands for."""
-        outcomes: dict[StateKey, str] = {}
-        longest = 0
-        for name, primitives in self.mirror.macros.items():
-            if name == CHECK_ACTIONS or not primitives:
+        macros = {n: p for n, p in self.mirror.macros.items() if n != CHECK_ACTIONS and p}
+        env = self.mirror.minigrid_env
+        start = (tuple(int(v) for v in env.agent_pos), int(env.agent_dir))
+        # Where each macro would take the agent if every move succeeds; copying the game to
+        # try a macro costs milliseconds, so only those that touch the bot's path are tried.
+        passing = {name: _landings(start, primitives) for name, primitives in macros.items()}
+        wanted = set().union(*passing.values())
+        world, bot = copy.deepcopy((self.world, self.bot))
+        on_path: dict[StateKey, int] = {}
+        for step in range(1, min(LOOKAHEAD, 2 * max(map(len, macros.values())) + 8) + 1):
+            primitive = bot.replan()
+            if primitive == world.actions.done:
+                break
+            _, _, terminated, truncated, _ = world.step(primitive)
+            if agent_key(world)[:2] in wanted:
+                on_path[state_key(world)] = step  # a later visit of the same state wins
+            if terminated or truncated:
+                break
+        landed = {(key[0], key[1]) for key in on_path}
+        best: tuple[str, int] | None = None
+        for name, primitives in macros.items():
+            if passing[name].isdisjoint(landed):
                 continue
-            trial = copy.deepcopy(self.mirror.minigrid_env)
+            trial = copy.deepcopy(env)
             result = run_macro(trial, primitives)
             if result.terminated:
                 if result.reward > 0:
                     return name, 0  # it wins; the bot's world is not needed any more
                 continue  # it fails the mission (a Debug level's wrong move)
-            outcomes.setdefault(state_key(trial), name)
-            longest = max(longest, len(primitives))
-        near = {key[:3] for key in outcomes}
-        world, bot = copy.deepcopy((self.world, self.bot))
-        best: tuple[str, int] | None = None
-        # The bot may take a detour to a state a macro reaches directly, but not an endless one.
-        for step in range(1, min(LOOKAHEAD, 2 * longest + 8) + 1):
-            primitive = bot.replan()
-            if primitive == world.actions.done:
-                break
-            _, _, terminated, truncated, _ = world.step(primitive)
-            if agent_key(world) in near and (name := outcomes.get(state_key(world))) is not None:
+            step = on_path.get(state_key(trial))
+            if step is not None and (best is None or step > best[1]):
                 best = (name, step)
-            if terminated or truncated:
-                break
         if best is None:
-            wanted = _bot_move(copy.deepcopy((self.world, self.bot)))
             raise AgenthubError(
-                f"the babyai oracle cannot express the bot's next move ({wanted}) on task {self.task_id!r} with "
-                f"the available actions {self.mirror.available_actions}; this level may be unsolvable with "
-                "AgentGym's action set"
+                f"the babyai oracle cannot express the bot's next move ({_bot_move(self.world, self.bot)}) on task "
+                f"{self.task_id!r} with the available actions {self.mirror.available_actions}; this game may be "
+                "unsolvable with AgentGym's action set"
             )
         return best
 
 
-def _bot_move(world_and_bot: tuple[Any, BabyAIBot]) -> str:
-    world, bot = world_and_bot
+def _landings(start: tuple[tuple[int, int], int], primitives: tuple[int, ...]) -> set[tuple[tuple[int, int], int]]:
+    """Where the agent ends up after ``primitives``; for "toggle and go through", also where
+    it stands to toggle, since opening the door may end the mission there."""
+    (x, y), direction = start
+    cells = set()
+    for index, primitive in enumerate(primitives):
+        if primitive == LEFT:
+            direction = (direction - 1) % 4
+        elif primitive == RIGHT:
+            direction = (direction + 1) % 4
+        elif primitive == FORWARD:
+            dx, dy = DIR_TO_VEC[direction]
+            x, y = x + int(dx), y + int(dy)
+        if index == len(primitives) - 1 or (primitive == TOGGLE and index == len(primitives) - 2):
+            cells.add(((x, y), direction))
+    return cells
+
+
+def _bot_move(world: Any, bot: BabyAIBot) -> str:
+    world, bot = copy.deepcopy((world, bot))
     try:
         return str(world.actions(bot.replan()).name)
     except Exception as exc:  # the bot's own failure is the better explanation
