@@ -96,7 +96,7 @@ def _numbered(view: View, actions: ActionSet, verb: str, *, skip: tuple[str, ...
         else:
             label = first if first not in actions.macros else f"{verb} {obj.name} {count[obj.name] + 1}"
             what = "go to" if verb == "go to" else "pickup"
-            actions.refusals[label] = f"You cannot {what} {label[len(verb) + 1:]}, as there is no path leading to it."
+            actions.refusals[label] = f"You cannot {what} {label[len(verb) + 1 :]}, as there is no path leading to it."
 
 
 def _doors(view: View, actions: ActionSet) -> None:
@@ -115,7 +115,9 @@ def _doors(view: View, actions: ActionSet) -> None:
                 refusals[f"go through {label}"] = f"You cannot go through {label}, as there is no path leading to it."
         elif "closed door" in obj.name:
             _toggle_through(view, actions, obj, label)
-            refusals[f"go through {label}"] = f"You cannot go through {label}, as it is closed. You should toggle it first."
+            refusals[f"go through {label}"] = (
+                f"You cannot go through {label}, as it is closed. You should toggle it first."
+            )
         elif "locked door" in obj.name:
             if view.carrying is None or view.carrying[1] != "key":
                 refusals[f"toggle and go through {label}"] = (

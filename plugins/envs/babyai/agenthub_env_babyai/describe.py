@@ -97,7 +97,10 @@ def scan_view(env: Any) -> View:
             if obj_type not in _NAMED_TYPES:
                 continue
             color = IDX_TO_COLOR[int(image[vis_i, vis_j, 1])]
-            name = f"{color} {IDX_TO_STATE[int(image[vis_i, vis_j, 2])]} door" if obj_type == "door" else f"{color} {obj_type}"
+            if obj_type == "door":
+                name = f"{color} {IDX_TO_STATE[int(image[vis_i, vis_j, 2])]} door"
+            else:
+                name = f"{color} {obj_type}"
             objects.append(SeenObject(name=name, pos=(abs_i, abs_j), distance=distance))
             if obj_type in _BARRIER_TYPES:
                 rel = (abs_i - pos[0], abs_j - pos[1])

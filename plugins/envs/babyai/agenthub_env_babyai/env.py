@@ -25,7 +25,7 @@ from minigrid.envs.babyai.core import roomgrid_level
 
 from agenthub_env_babyai.actions import CHECK_ACTIONS, ActionSet, plan_actions
 from agenthub_env_babyai.describe import describe, scan_view
-from agenthub_env_babyai.levels import TRAIN_TASKS, Level, level_of
+from agenthub_env_babyai.levels import TRAIN_START, TRAIN_TASKS, Level, level_of
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ class BabyAIEnv:
         if options:
             raise ValueError(f"babyai takes no reset options, got {sorted(options)}; pass task_id instead")
         if task_id is None:
-            task_id = TRAIN_TASKS.first(1)[0] + random.Random(seed).randrange(TRAIN_TASKS.count)
+            task_id = TRAIN_START + random.Random(seed).randrange(TRAIN_TASKS.count)
         level = level_of(task_id)
         if level.name == self._level_name and self._env is not None:
             self._env.reset(seed=level.seed)  # a reseeded reset regenerates the level exactly

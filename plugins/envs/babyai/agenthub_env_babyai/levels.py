@@ -65,7 +65,8 @@ UNSOLVABLE_BY_ORACLE: frozenset[str] = frozenset({"BabyAI-PutNextS7N4Carrying-v0
 
 SEEDS_PER_LEVEL_IN_TEST = 10
 TEST_TASKS = TaskSplit.range(0, len(LEVELS) * SEEDS_PER_LEVEL_IN_TEST)
-TRAIN_TASKS = TaskSplit.range(TEST_TASKS.count, TEST_TASKS.count + 40_000)
+TRAIN_START = TEST_TASKS.count
+TRAIN_TASKS = TaskSplit.range(TRAIN_START, TRAIN_START + 40_000)
 SPLITS: dict[str, TaskSplit] = {"train": TRAIN_TASKS, "test": TEST_TASKS}
 
 _AGENTGYM_ITEM = re.compile(r"^(?:babyai_)?(\d+)$")

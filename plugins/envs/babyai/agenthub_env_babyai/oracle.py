@@ -22,7 +22,7 @@ from typing import Any
 from agenthub.errors import AgenthubError
 from agenthub.types import AgentReply, EnvInfo, Observation, Task
 from minigrid.core.constants import DIR_TO_VEC
-from minigrid.utils.baby_ai_bot import BabyAIBot
+from minigrid.utils import baby_ai_bot
 
 from agenthub_env_babyai.actions import CHECK_ACTIONS, FORWARD, LEFT, RIGHT, TOGGLE
 from agenthub_env_babyai.env import BabyAIEnv, run_macro
@@ -30,6 +30,8 @@ from agenthub_env_babyai.env import BabyAIEnv, run_macro
 LOOKAHEAD = 64
 """At most this many primitive steps of the bot's plan are compared against each turn."""
 
+# minigrid's bot is untyped; its only method used here is replan() -> action.
+BabyAIBot: Any = baby_ai_bot.BabyAIBot
 StateKey = tuple[Any, ...]
 AgentKey = tuple[Any, ...]
 
@@ -69,7 +71,7 @@ class BabyAIOracleEpisode:
         self.mirror = BabyAIEnv()
         self.expected, _ = self.mirror.reset(task_id=task_id)
         self.world = copy.deepcopy(self.mirror.minigrid_env)
-        self.bot = BabyAIBot(self.world)
+        self.bot: Any = BabyAIBot(self.world)
 
     async def act(self, observation: Observation) -> AgentReply:
         if observation.text != self.expected:
@@ -78,10 +80,18 @@ class BabyAIOracleEpisode:
                 "from its local replay. Serve and play with the same minigrid version, and let the oracle send "
                 "every action of the episode itself."
             )
-        action, bot_steps = self._choose()
-        self.expected = self.mirror.step(action)[0]
-        for _ in range(bot_steps):
-            self.world.step(self.bot.replan())
+        try:
+            action, bot_steps = self._choose()
+            self.expected = self.mirror.step(action)[0]
+            for _ in range(bot_steps):
+                self.world.step(self.bot.replan())
+        except AgenthubError:
+            raise
+        except Exception as exc:  # the bot asserts when it is stuck; that is an agent failure
+            raise AgenthubError(
+                f"minigrid's BabyAI bot gave up on task {self.task_id!r} ({type(exc).__name__}: {exc}); "
+                "it cannot solve this game"
+            ) from exc
         if bot_steps and state_key(self.world) != state_key(self.mirror.minigrid_env):
             raise AgenthubError(f"the babyai oracle's plan and the game diverged on task {self.task_id!r} ({action!r})")
         return AgentReply(action=action, text=action)
@@ -90,7 +100,7 @@ class BabyAIOracleEpisode:
         """The action to send and how many of the bot's primitive steps it stands for."""
         macros = {n: p for n, p in self.mirror.macros.items() if n != CHECK_ACTIONS and p}
         env = self.mirror.minigrid_env
-        start = (tuple(int(v) for v in env.agent_pos), int(env.agent_dir))
+        start = ((int(env.agent_pos[0]), int(env.agent_pos[1])), int(env.agent_dir))
         # Where each macro would take the agent if every move succeeds; copying the game to
         # try a macro costs milliseconds, so only those that touch the bot's path are tried.
         passing = {name: _landings(start, primitives) for name, primitives in macros.items()}
@@ -117,9 +127,9 @@ class BabyAIOracleEpisode:
                 if result.reward > 0:
                     return name, 0  # it wins; the bot's world is not needed any more
                 continue  # it fails the mission (a Debug level's wrong move)
-            step = on_path.get(state_key(trial))
-            if step is not None and (best is None or step > best[1]):
-                best = (name, step)
+            reached = on_path.get(state_key(trial))
+            if reached is not None and (best is None or reached > best[1]):
+                best = (name, reached)
         if best is None:
             raise AgenthubError(
                 f"the babyai oracle cannot express the bot's next move ({_bot_move(self.world, self.bot)}) on task "
@@ -147,7 +157,7 @@ def _landings(start: tuple[tuple[int, int], int], primitives: tuple[int, ...]) -
     return cells
 
 
-def _bot_move(world: Any, bot: BabyAIBot) -> str:
+def _bot_move(world: Any, bot: Any) -> str:
     world, bot = copy.deepcopy((world, bot))
     try:
         return str(world.actions(bot.replan()).name)

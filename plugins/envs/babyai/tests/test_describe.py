@@ -5,13 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from minigrid.core import world_object
 from minigrid.core.grid import Grid
-from minigrid.core.world_object import Ball, Box, Door, Key
 
 from agenthub_env_babyai.actions import FORWARD, LEFT, PICKUP, RIGHT, TOGGLE, plan_actions
 from agenthub_env_babyai.describe import describe, scan_view
 from agenthub_env_babyai.env import make_level
 from agenthub_env_babyai.levels import level_of
+
+# minigrid's world objects are untyped classes.
+Ball: Any = world_object.Ball
+Box: Any = world_object.Box
+Door: Any = world_object.Door
+Key: Any = world_object.Key
 
 
 @pytest.fixture
