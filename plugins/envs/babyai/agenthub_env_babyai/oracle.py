@@ -30,8 +30,31 @@ from agenthub_env_babyai.env import BabyAIEnv, run_macro
 LOOKAHEAD = 64
 """At most this many primitive steps of the bot's plan are compared against each turn."""
 
+MAX_SEARCHES_PER_MOVE = 300
+"""minigrid's bot can loop for ever in rare states (seen in UnlockToUnlock and GoToImpUnlock);
+one move normally takes a handful of path searches."""
+
+
+class BotStuckError(RuntimeError):
+    pass
+
+
+class _BoundedBot(baby_ai_bot.BabyAIBot):
+    """minigrid's bot, stopped with an error where it would search without end."""
+
+    def replan(self, action_taken: Any = None) -> Any:
+        self.searches = 0
+        return super().replan(action_taken)  # type: ignore[no-untyped-call]
+
+    def _shortest_path(self, *args: Any, **kwargs: Any) -> Any:
+        self.searches += 1
+        if self.searches > MAX_SEARCHES_PER_MOVE:
+            raise BotStuckError(f"no move found after {MAX_SEARCHES_PER_MOVE} path searches")
+        return super()._shortest_path(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+
 # minigrid's bot is untyped; its only method used here is replan() -> action.
-BabyAIBot: Any = baby_ai_bot.BabyAIBot
+BabyAIBot: Any = _BoundedBot
 StateKey = tuple[Any, ...]
 AgentKey = tuple[Any, ...]
 
