@@ -22,7 +22,7 @@ async def send_error(send: Send, status: int, code: str, message: str, headers: 
 
 
 class _BodyTooLarge(Exception):
-    pass
+    """Raised inside the app when the streamed body passes the limit."""
 
 
 class BodyLimitMiddleware:

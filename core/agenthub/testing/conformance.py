@@ -31,11 +31,11 @@ INVALID_ACTION = "@@ this is not a valid action @@"
 
 
 class CheckFailed(AssertionError):
-    pass
+    """A check found behaviour that breaks protocol v1."""
 
 
 class CheckSkipped(Exception):
-    pass
+    """A check could not run on this env (the reason says what would let it)."""
 
 
 @dataclass

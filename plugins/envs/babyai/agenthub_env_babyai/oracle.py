@@ -36,7 +36,7 @@ one move normally takes a handful of path searches."""
 
 
 class BotStuckError(RuntimeError):
-    pass
+    """minigrid's bot searched too long for one move (it can loop forever on some levels)."""
 
 
 class _BoundedBot(baby_ai_bot.BabyAIBot):
