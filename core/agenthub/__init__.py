@@ -24,7 +24,7 @@ from agenthub.errors import (
 )
 from agenthub.hookimpl import hookimpl
 from agenthub.plugins import PluginHost, get_plugin_host
-from agenthub.protocols import Agent, AgentEpisode, Environment, Trainer
+from agenthub.protocols import Agent, AgentEpisode, Environment, StepTuple, Trainer
 from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, TrainerSpec
 from agenthub.types import (
     PROTOCOL_VERSION,
@@ -35,6 +35,7 @@ from agenthub.types import (
     Outcome,
     StepResult,
     Task,
+    TaskId,
     TaskSplit,
     ToolCall,
     Trajectory,
@@ -101,8 +102,10 @@ __all__ = [
     "ServiceSettings",
     "SessionNotFoundError",
     "StepResult",
+    "StepTuple",
     "SyncEnvClient",
     "Task",
+    "TaskId",
     "TaskSplit",
     "ThreadedServer",
     "ToolCall",

@@ -62,6 +62,9 @@ class EnvSpec:
     """Name of a registered agent that solves (nearly) every task; used by checks and eval."""
     default_kwargs: Mapping[str, Any] = field(default_factory=dict)
     """Keyword arguments for ``factory``; ``agenthub serve env=NAME env_kwargs.x=...`` overrides them."""
+    service_defaults: Mapping[str, Any] = field(default_factory=dict)
+    """Server settings this env needs unless the user sets them, e.g. ``{"max_sessions": 16, "idle_envs": 0}``
+    for an env that holds a JVM per session (see ``agenthub.service.settings.ServiceSettings``)."""
 
     def __post_init__(self) -> None:
         _check_name(self.name, "env")

@@ -198,3 +198,21 @@ async def test_shutdown_closes_every_session(guess_spec: EnvSpec) -> None:
     assert len(app.state.service.table) == 0
     closed = app.state.service.metrics.sessions_closed.labels(reason="shutdown")._value.get()
     assert closed == 3
+
+
+def test_env_service_defaults_fill_only_unset_settings() -> None:
+    from agenthub.service.settings import apply_env_defaults
+
+    defaults = {"max_sessions": 2, "idle_envs": 0}
+    filled = apply_env_defaults(ServiceSettings(), defaults, env_name="jvm")
+    assert (filled.max_sessions, filled.idle_envs) == (2, 0)
+    chosen = apply_env_defaults(ServiceSettings(max_sessions=9), defaults, env_name="jvm")
+    assert (chosen.max_sessions, chosen.idle_envs) == (9, 0)
+
+
+def test_env_service_defaults_with_unknown_setting_name_the_valid_ones() -> None:
+    from agenthub.errors import PluginError
+    from agenthub.service.settings import apply_env_defaults
+
+    with pytest.raises(PluginError, match=r"max_sesions.*valid settings are"):
+        apply_env_defaults(ServiceSettings(), {"max_sesions": 2}, env_name="jvm")

@@ -25,7 +25,7 @@ from agenthub.protocols import Environment
 from agenthub.service.metrics import ServiceMetrics
 from agenthub.service.middleware import BearerTokenMiddleware, BodyLimitMiddleware
 from agenthub.service.sessions import ServiceError, Session, SessionTable
-from agenthub.service.settings import ServiceSettings
+from agenthub.service.settings import ServiceSettings, apply_env_defaults
 from agenthub.specs import EnvSpec
 from agenthub.types import (
     CreateSessionRequest,
@@ -190,7 +190,7 @@ class EnvService:
 def create_app(env: EnvSpec | Callable[..., Environment], settings: ServiceSettings | None = None) -> FastAPI:
     """Serve ``env`` (a registered spec, or any callable that builds an Environment) over protocol v1."""
     spec = env if isinstance(env, EnvSpec) else spec_from_factory(env)
-    settings = settings or ServiceSettings()
+    settings = apply_env_defaults(settings or ServiceSettings(), spec.service_defaults, env_name=spec.name)
     service = EnvService(spec, settings)
 
     @contextlib.asynccontextmanager

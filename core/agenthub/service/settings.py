@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agenthub.errors import PluginError
 
 TOKEN_ENV_VAR = "AGENTHUB_TOKEN"
 
@@ -29,3 +32,17 @@ class ServiceSettings(BaseModel):
     idle_envs: int = Field(default=4, ge=0, description="Closed sessions' env instances kept for reuse.")
     remembered_replies: int = Field(default=16, ge=1, description="Step answers kept per session for retries.")
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for the env factory.")
+
+
+def apply_env_defaults(settings: ServiceSettings, defaults: Mapping[str, Any], *, env_name: str) -> ServiceSettings:
+    """Settings with an env's ``service_defaults`` filled in wherever the user did not set a value."""
+    if not defaults:
+        return settings
+    unknown = sorted(set(defaults) - set(ServiceSettings.model_fields))
+    if unknown:
+        raise PluginError(
+            f"env {env_name!r}: service_defaults has unknown setting(s) {', '.join(unknown)}; "
+            f"valid settings are {', '.join(ServiceSettings.model_fields)}"
+        )
+    chosen = settings.model_dump(include=settings.model_fields_set)
+    return ServiceSettings.model_validate({**defaults, **chosen})
