@@ -29,7 +29,7 @@ from agenthub import CommandSpec, EnvSpec, TaskSplit, TrainerSpec, hookimpl
 
 @hookimpl
 def agenthub_register_envs(register):
-    register(EnvSpec(name="textcraft", factory="nowhere.module:Env", splits={"test": TaskSplit.range(0, 5)},
+    register(EnvSpec(name="fakecraft", factory="nowhere.module:Env", splits={"test": TaskSplit.range(0, 5)},
                      default_max_turns=30))
 
 class EchoTrainer:
@@ -68,7 +68,8 @@ def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     write_distribution(tmp_path, "agenthub-env-broken", "broken", "broken_plugin", BROKEN_IMPORT)
     write_distribution(tmp_path, "agenthub-agent-badhook", "badhook", "badhook_plugin", BROKEN_HOOK)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv("AGENTHUB_PLUGINS", raising=False)
+    # Only these fakes (and the built-ins), whatever real plugins this environment has installed.
+    monkeypatch.setenv("AGENTHUB_PLUGINS", "fakecraft,broken,badhook")
     yield tmp_path
     for module in ("fakecraft_plugin", "broken_plugin", "badhook_plugin"):
         sys.modules.pop(module, None)
@@ -76,7 +77,7 @@ def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 
 def test_entry_point_plugins_load_and_broken_ones_are_reported(plugin_dir: Path) -> None:
     host = PluginHost()
-    assert host.env("textcraft").version == "1.2.3"  # filled from the distribution
+    assert host.env("fakecraft").version == "1.2.3"  # filled from the distribution
     assert "this plugin is broken on purpose" in host.records["broken"].errors[0]
     assert "must register AgentSpec objects" in host.records["badhook"].errors[0]
     assert "guess" in host.envs  # the built-ins still work
@@ -87,8 +88,8 @@ def test_plugin_trainers_and_commands_are_usable(plugin_dir: Path, capsys: pytes
     host = PluginHost()
     assert host.trainer("echo").make().run({"env": "guess"}, dry_run=True) == 0
     assert "would train with [('env', 'guess')] dry run" in capsys.readouterr().out
-    assert host.records["fakecraft"].registered == {"env": ["textcraft"], "trainer": ["echo"], "command": ["hello"]}
-    env = {"PYTHONPATH": str(plugin_dir), "PATH": "/usr/bin:/bin"}
+    assert host.records["fakecraft"].registered == {"env": ["fakecraft"], "trainer": ["echo"], "command": ["hello"]}
+    env = {"PYTHONPATH": str(plugin_dir), "PATH": "/usr/bin:/bin", "AGENTHUB_PLUGINS": "fakecraft,broken,badhook"}
     out = subprocess.run([sys.executable, "-m", "agenthub", "hello", "world"], capture_output=True, text=True, env=env)
     assert (out.returncode, out.stdout.strip()) == (3, "hello world from a plugin command")
 
@@ -96,10 +97,10 @@ def test_plugin_trainers_and_commands_are_usable(plugin_dir: Path, capsys: pytes
 def test_unknown_name_suggests_and_lists(plugin_dir: Path) -> None:
     host = PluginHost()
     with pytest.raises(UnknownNameError) as caught:
-        host.env("textcarft")
+        host.env("fakecarft")
     message = str(caught.value)
-    assert "unknown env 'textcarft'; did you mean 'textcraft'?" in message
-    assert "installed envs: guess, textcraft" in message
+    assert "unknown env 'fakecarft'; did you mean 'fakecraft'?" in message
+    assert "installed envs: fakecraft, guess" in message
     assert "failed to load: badhook, broken" in message
 
 
@@ -108,7 +109,7 @@ def test_env_var_loads_only_named_plugins(plugin_dir: Path, monkeypatch: pytest.
     host = PluginHost()
     assert set(host.records) == {"builtin", "builtin-commands", "fakecraft"}
     monkeypatch.setenv("AGENTHUB_PLUGINS", "")
-    assert "textcraft" not in PluginHost().envs
+    assert "fakecraft" not in PluginHost().envs
 
 
 def test_duplicate_names_keep_the_first_and_report_the_second() -> None:
@@ -124,19 +125,19 @@ def test_duplicate_names_keep_the_first_and_report_the_second() -> None:
 
 def test_lookup_does_not_import_the_env_package(plugin_dir: Path) -> None:
     host = PluginHost()
-    spec = host.env("textcraft")  # its factory module does not exist: only make() may import it
+    spec = host.env("fakecraft")  # its factory module does not exist: only make() may import it
     with pytest.raises(Exception, match=r"cannot import 'nowhere\.module'"):
         spec.make()
 
 
 def test_plugins_command_lists_versions_and_errors(plugin_dir: Path) -> None:
-    env = {"PYTHONPATH": str(plugin_dir), "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(plugin_dir), "PATH": "/usr/bin:/bin", "AGENTHUB_PLUGINS": "fakecraft,broken,badhook"}
     out = subprocess.run(
         [sys.executable, "-m", "agenthub", "plugins", "--json"], capture_output=True, text=True, env=env, check=True
     )
     records = {r["name"]: r for r in json.loads(out.stdout)}
     assert records["fakecraft"]["version"] == "1.2.3"
-    assert records["fakecraft"]["registered"]["env"] == ["textcraft"]
+    assert records["fakecraft"]["registered"]["env"] == ["fakecraft"]
     assert records["broken"]["errors"]
     assert records["builtin"]["registered"]["env"] == ["guess"]
     table = subprocess.run(
@@ -150,4 +151,4 @@ def test_trace_env_var_prints_hook_calls(plugin_dir: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "agenthub", "plugins", "--json"], capture_output=True, text=True, env=env
     )
-    assert "plugin 'fakecraft' agenthub_register_envs -> ['textcraft']" in out.stderr
+    assert "plugin 'fakecraft' agenthub_register_envs -> ['fakecraft']" in out.stderr
