@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pluggy
 
-from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, TrainerSpec
+from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, HorizonSpec, TrainerSpec
 
 hookspec = pluggy.HookspecMarker("agenthub")
 
@@ -41,3 +41,12 @@ def agenthub_register_trainers(register: Callable[[TrainerSpec], None]) -> None:
 @hookspec
 def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
     """Register ``agenthub`` sub-commands: call ``register(CommandSpec(...))`` once per command."""
+
+
+@hookspec
+def agenthub_register_horizons(register: Callable[[HorizonSpec], None]) -> None:
+    """Register horizon schedules (turn limits per training step): ``register(HorizonSpec(...))``.
+
+    ``horizon.kind=NAME`` then builds ``factory(**the other horizon.* keys)``;
+    the result must be a pure function of the step (see ``HorizonSchedule``).
+    """

@@ -29,20 +29,21 @@ import pluggy
 from agenthub import hookspecs
 from agenthub._version import __version__
 from agenthub.errors import PluginError, UnknownNameError
-from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, Spec, TrainerSpec
+from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, HorizonSpec, Spec, TrainerSpec
 
 ENTRY_POINT_GROUP = "agenthub"
 PLUGINS_ENV_VAR = "AGENTHUB_PLUGINS"
 TRACE_ENV_VAR = "AGENTHUB_TRACE_PLUGINS"
 BUILTIN_PLUGINS = {"builtin": "agenthub.builtin.plugin", "builtin-commands": "agenthub.cli.builtin_commands"}
 
-S = TypeVar("S", EnvSpec, AgentSpec, TrainerSpec, CommandSpec)
+S = TypeVar("S", EnvSpec, AgentSpec, TrainerSpec, CommandSpec, HorizonSpec)
 
 _HOOKS: dict[str, tuple[str, type[Spec]]] = {
     "agenthub_register_envs": ("env", EnvSpec),
     "agenthub_register_agents": ("agent", AgentSpec),
     "agenthub_register_trainers": ("trainer", TrainerSpec),
     "agenthub_register_commands": ("command", CommandSpec),
+    "agenthub_register_horizons": ("horizon", HorizonSpec),
 }
 
 
@@ -119,6 +120,7 @@ class PluginHost:
         self.agents: SpecTable[AgentSpec] = SpecTable("agent")
         self.trainers: SpecTable[TrainerSpec] = SpecTable("trainer")
         self.commands: SpecTable[CommandSpec] = SpecTable("command")
+        self.horizons: SpecTable[HorizonSpec] = SpecTable("horizon")
         for name, module_name in BUILTIN_PLUGINS.items():
             self._add_plugin(importlib.import_module(module_name), name, "agenthub", __version__, builtin=True)
         if load_entry_points:
@@ -214,6 +216,9 @@ class PluginHost:
 
     def command(self, name: str) -> CommandSpec:
         return self.commands.get(name, self._failed_hint())
+
+    def horizon(self, name: str) -> HorizonSpec:
+        return self.horizons.get(name, self._failed_hint())
 
     def failures(self) -> list[PluginRecord]:
         return [r for r in self.records.values() if r.errors]

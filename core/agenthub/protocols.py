@@ -75,3 +75,15 @@ class Trainer(Protocol):
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
         """Train with ``config``; with ``dry_run`` print what would run instead. Returns an exit code."""
         ...
+
+
+@runtime_checkable
+class HorizonSchedule(Protocol):
+    """Maps a training step to the most turns an episode may take (ScalingInter-RL).
+
+    Must be a pure function of ``step`` so that a resumed run gets the same value.
+    """
+
+    def max_turns(self, step: int) -> int:
+        """The turn limit for episodes collected at training ``step`` (0-based)."""
+        ...

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agenthub.errors import PluginError
-from agenthub.protocols import Agent, Environment, Trainer
+from agenthub.protocols import Agent, Environment, HorizonSchedule, Trainer
 from agenthub.types import EnvInfo, TaskSplit
 
 Factory = Callable[..., Any] | str
@@ -129,6 +129,22 @@ class TrainerSpec:
 
 
 @dataclass(frozen=True)
+class HorizonSpec:
+    """A named schedule kind: ``horizon.kind=NAME`` builds ``factory(**the other keys)``."""
+
+    name: str
+    factory: Factory
+    description: str = ""
+    version: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "horizon")
+
+    def make(self, **kwargs: Any) -> HorizonSchedule:
+        return resolve_factory(self.factory, what=f"horizon {self.name!r}")(**kwargs)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
 class CommandSpec:
     """An ``agenthub`` sub-command.
 
@@ -146,4 +162,4 @@ class CommandSpec:
         _check_name(self.name, "command")
 
 
-Spec = EnvSpec | AgentSpec | TrainerSpec | CommandSpec
+Spec = EnvSpec | AgentSpec | TrainerSpec | CommandSpec | HorizonSpec

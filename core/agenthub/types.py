@@ -217,6 +217,34 @@ class Turn(_Wire):
     info: JSONDict = Field(default_factory=dict)
 
 
+class TokenTrace(_Wire):
+    """A token-level episode exactly as the policy sampled it, for trainers.
+
+    ``response_ids`` are the sampled tokens (never decoded and re-encoded)
+    interleaved with the env's turns rendered by the tokenizer's own chat
+    template; ``response_mask`` is 1 on sampled tokens and 0 elsewhere;
+    ``logprobs`` is aligned to ``response_ids`` (0.0 where the mask is 0).
+    """
+
+    prompt_ids: list[int]
+    response_ids: list[int] = Field(default_factory=list)
+    response_mask: list[int] = Field(default_factory=list)
+    logprobs: list[float] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _aligned(self) -> TokenTrace:
+        n = len(self.response_ids)
+        if len(self.response_mask) != n or len(self.logprobs) != n:
+            raise ValueError(
+                f"response_ids ({n}), response_mask ({len(self.response_mask)}) and logprobs "
+                f"({len(self.logprobs)}) must have the same length"
+            )
+        return self
+
+    def __len__(self) -> int:
+        return len(self.prompt_ids) + len(self.response_ids)
+
+
 class Trajectory(_Wire):
     """A whole episode as the store keeps it and trainers read it."""
 
@@ -227,6 +255,12 @@ class Trajectory(_Wire):
     outcome: Outcome
     error: str | None = None
     provenance: JSONDict = Field(default_factory=dict)
+    key: str | None = None
+    """Unique within a run (``"<task index>/<sample>"``); what ``--resume`` skips."""
+    tokens: TokenTrace | None = None
+    attempts: int = Field(default=1, ge=1)
+    """Sessions used: infra failures are retried on a fresh session."""
+    duration_s: float | None = None
 
     @property
     def trainable(self) -> bool:

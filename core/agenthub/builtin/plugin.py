@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from agenthub._version import __version__
 from agenthub.hookimpl import hookimpl
-from agenthub.specs import AgentSpec, EnvSpec
+from agenthub.specs import AgentSpec, EnvSpec, HorizonSpec
 
 from . import guess
 
@@ -45,3 +45,11 @@ def agenthub_register_agents(register: Callable[[AgentSpec], None]) -> None:
             version=__version__,
         )
     )
+
+
+@hookimpl
+def agenthub_register_horizons(register: Callable[[HorizonSpec], None]) -> None:
+    module = "agenthub.rollout.horizon"
+    register(HorizonSpec("fixed", f"{module}:FixedHorizon", "the same turn limit at every step: turns=30"))
+    register(HorizonSpec("stepwise", f"{module}:StepwiseHorizon", "ScalingInter-RL: rounds=[10,20,30] every=100"))
+    register(HorizonSpec("linear", f"{module}:LinearHorizon", "from start to end turns over steps: start end steps"))

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Callable
 
 from agenthub._version import __version__
-from agenthub.errors import AgenthubError, EnvServerUnavailableError, EnvServiceError
+from agenthub.errors import EnvServerUnavailableError, EnvServiceError
 from agenthub.protocols import Agent
 from agenthub.service.client import EnvClient
 from agenthub.types import PROTOCOL_VERSION, EnvInfo, Observation, Outcome, Task, TaskId, Trajectory, Turn
@@ -51,8 +51,8 @@ async def play_episode(
         while len(turns) < max_turns:
             try:
                 reply = await episode.act(observation)
-            except AgenthubError as exc:
-                outcome, error = Outcome.AGENT_ERROR, str(exc)
+            except Exception as exc:  # any agent failure is its outcome, never a crash
+                outcome, error = Outcome.AGENT_ERROR, f"the agent failed: {type(exc).__name__}: {exc}"
                 break
             try:
                 result = await session.step(reply.action)

@@ -1,0 +1,133 @@
+"""Token-level policies: a caller's ``generate`` function turned into an :class:`~agenthub.Agent`.
+
+A trainer hands the executor ``generate(prompt_ids, sampling)``, backed by
+its own inference engine, and the tokenizer of the model being trained. The
+executor needs nothing else: the episode keeps a :class:`TokenAssembler`, and
+the env sees the decoded text of each sampled turn.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agenthub.errors import AgenthubError
+from agenthub.rollout.tokens import ChatTemplateDeltas, ChatTokenizer, ContextLengthExceeded, TokenAssembler
+from agenthub.types import Action, AgentReply, EnvInfo, Observation, Task, TokenTrace
+
+
+class SamplingParams(BaseModel):
+    """Sampling settings passed through to the engine and recorded in provenance."""
+
+    model_config = ConfigDict(extra="allow")
+
+    temperature: float = Field(default=1.0, ge=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    max_tokens: int = Field(default=256, ge=1)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One model turn from the engine: the sampled ids, their logprobs, why it stopped."""
+
+    token_ids: list[int]
+    logprobs: list[float] | None
+    finish_reason: str
+
+
+GenerateResult = Generation | tuple[Sequence[int], Sequence[float] | None, str]
+GenerateFn = Callable[[list[int], SamplingParams], Awaitable[GenerateResult] | GenerateResult]
+"""``generate(prompt_ids, sampling) -> (token_ids, logprobs, finish_reason)``, sync or async."""
+
+ActionParser = Callable[[str], Action]
+
+
+class GenerationError(AgenthubError):
+    """The engine's answer broke the token-in/token-out contract."""
+
+
+async def call_generate(generate: GenerateFn, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
+    result = generate(prompt_ids, sampling)
+    if inspect.isawaitable(result):
+        result = await result
+    if isinstance(result, Generation):
+        return result
+    try:
+        token_ids, logprobs, finish_reason = result
+    except (TypeError, ValueError) as exc:
+        raise GenerationError(
+            f"generate() must return Generation or (token_ids, logprobs, finish_reason), got {type(result).__name__}"
+        ) from exc
+    return Generation([int(t) for t in token_ids], None if logprobs is None else list(logprobs), str(finish_reason))
+
+
+class TokenPolicy:
+    """An Agent whose episodes sample token ids through ``generate`` and keep a faithful trace.
+
+    Example::
+
+        policy = TokenPolicy(engine.generate, tokenizer, SamplingParams(max_tokens=64), max_context=2048)
+        trajectory = await executor.run_one(request)   # trajectory.tokens is the TokenTrace
+    """
+
+    def __init__(
+        self,
+        generate: GenerateFn,
+        tokenizer: ChatTokenizer,
+        sampling: SamplingParams | None = None,
+        *,
+        max_context: int = 4096,
+        system_prompt: str | None = None,
+        parse_action: ActionParser | None = None,
+        name: str = "token-policy",
+    ) -> None:
+        self.generate = generate
+        self.tokenizer = tokenizer
+        self.sampling = sampling or SamplingParams()
+        self.max_context = max_context
+        self.parse_action = parse_action or str.strip
+        self.name = name
+        self.deltas = ChatTemplateDeltas(tokenizer, system_prompt)
+
+    def describe(self) -> dict[str, Any]:
+        """What provenance records about this policy."""
+        return {"policy": self.name, "sampling": self.sampling.model_dump(), "max_context": self.max_context}
+
+    def start_episode(self, task: Task, env: EnvInfo) -> TokenEpisode:
+        return TokenEpisode(self)
+
+
+class TokenEpisode:
+    """One episode's conversation in tokens."""
+
+    def __init__(self, policy: TokenPolicy) -> None:
+        self.policy = policy
+        self.assembler: TokenAssembler | None = None
+
+    @property
+    def token_trace(self) -> TokenTrace | None:
+        return self.assembler.trace if self.assembler is not None else None
+
+    async def act(self, observation: Observation) -> AgentReply:
+        policy = self.policy
+        if self.assembler is None:
+            self.assembler = TokenAssembler(policy.deltas, observation.text, max_context=policy.max_context)
+        else:
+            self.assembler.add_env_turn(observation.text)
+        # Keep room for the template's close of this turn, so the trace never passes max_context.
+        room = self.assembler.room() - len(policy.deltas.assistant_close)
+        if room < 1:
+            raise ContextLengthExceeded(f"no room left to generate within max_context={policy.max_context}")
+        sampling = policy.sampling.model_copy(update={"max_tokens": min(policy.sampling.max_tokens, room)})
+        generation = await call_generate(policy.generate, self.assembler.context_ids, sampling)
+        if len(generation.token_ids) > sampling.max_tokens:
+            raise GenerationError(
+                f"generate() returned {len(generation.token_ids)} tokens, more than max_tokens={sampling.max_tokens}"
+            )
+        self.assembler.add_model_turn(generation.token_ids, generation.logprobs)
+        text = policy.tokenizer.decode(generation.token_ids, skip_special_tokens=True)
+        return AgentReply(action=policy.parse_action(text), text=text)
