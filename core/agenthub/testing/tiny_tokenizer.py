@@ -71,7 +71,7 @@ def build_tokenizer(
         show_progress=False,
     )
     tokenizer.train_from_iterator(list(corpus) if corpus is not None else list(_CORPUS), trainer=trainer)
-    fast = PreTrainedTokenizerFast(
+    fast = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=tokenizer,
         additional_special_tokens=EXTRA_SPECIALS[template],
         **SPECIAL_TOKENS[template],
