@@ -23,7 +23,7 @@ from typing import Any
 from agenthub._version import __version__
 from agenthub.errors import AgenthubError, EnvServerUnavailableError, EnvServiceError
 from agenthub.protocols import Agent, AgentEpisode
-from agenthub.rollout.pool import EnvPool
+from agenthub.rollout.pool import EnvPool, NoHealthyEndpointError
 from agenthub.rollout.tokens import ContextLengthExceeded
 from agenthub.service.client import RemoteSession
 from agenthub.types import (
@@ -205,7 +205,10 @@ class Executor:
             async with contextlib.AsyncExitStack() as stack:
                 if self.episode_timeout_s is not None:
                     await stack.enter_async_context(asyncio.timeout(self.episode_timeout_s))
-                endpoint = await stack.enter_async_context(self.pool.slot())
+                try:
+                    endpoint = await stack.enter_async_context(self.pool.slot())
+                except NoHealthyEndpointError as exc:
+                    raise _Failure(Outcome.ENV_ERROR, str(exc), retry=True) from exc
                 endpoint_url = endpoint.url
                 try:
                     session = await endpoint.client.create_session(

@@ -74,6 +74,7 @@ class EnvPool:
         self._changed = asyncio.Condition()
         self._health_task: asyncio.Task[None] | None = None
         self._info: EnvInfo | None = None
+        self._retired_clients: list[EnvClient] = []
 
     # -- construction ---------------------------------------------------------
 
@@ -132,6 +133,8 @@ class EnvPool:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._health_task
             self._health_task = None
+        for client in self._retired_clients:
+            await client.aclose()
         for endpoint in self.endpoints:
             await endpoint.client.aclose()
             if endpoint.server is not None:
@@ -229,7 +232,8 @@ class EnvPool:
             endpoint.last_error = f"restart failed: {exc}"
             log.error("restarting env server %s failed: %s", old.env, exc)
             return
-        await endpoint.client.aclose()
+        # Sessions in flight may still hold the old client: close it with the pool, not now.
+        self._retired_clients.append(endpoint.client)
         endpoint.client = EnvClient(fresh.url, token=endpoint.client.token, max_connections=max(endpoint.capacity, 8))
         endpoint.server, endpoint.url = fresh, fresh.url
         endpoint.restarts += 1

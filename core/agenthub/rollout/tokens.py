@@ -78,6 +78,7 @@ class ChatTemplateDeltas:
                 "cannot be found; use a tokenizer whose template closes assistant turns"
             )
         self._closed_conversation = first
+        self.env_turn("probe")  # fail now, not mid-episode, on a template that rewrites history
 
     def _base(self) -> list[Message]:
         return [*self.head, {"role": "user", "content": self._USER}]

@@ -1,0 +1,120 @@
+"""Token fidelity: sampled ids kept exactly, env turns from the tokenizer's own template, masks, logprobs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agenthub import LocalServer, Outcome, Task, Trajectory
+from agenthub.rollout.executor import Executor, episode_requests
+from agenthub.rollout.policy import SamplingParams, TokenPolicy
+from agenthub.rollout.pool import EnvPool
+from agenthub.rollout.tokens import ChatTemplateDeltas, TokenAssemblyError, render
+from agenthub.testing.tiny_tokenizer import CHAT_TEMPLATES, build_tokenizer
+
+from .engines import GuessSearchEngine
+
+pytestmark = pytest.mark.anyio
+SYSTEM = "Play the game. Answer with one action."
+
+
+@pytest.fixture(scope="module", params=sorted(CHAT_TEMPLATES))
+def tokenizer(request: pytest.FixtureRequest) -> Any:
+    return build_tokenizer(request.param)
+
+
+@pytest.fixture(scope="module")
+def guess_url() -> Iterator[str]:
+    with LocalServer("guess") as server:
+        yield server.url
+
+
+async def play(url: str, policy: TokenPolicy, tasks: list[Task]) -> list[Trajectory]:
+    async with EnvPool.from_urls([url]) as pool:
+        return await Executor(pool, policy, concurrency=4).run(episode_requests(tasks))
+
+
+def conversation(trajectory: Trajectory) -> list[dict[str, str]]:
+    """The episode as chat messages, as the model saw it."""
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": trajectory.first_observation}]
+    for index, turn in enumerate(trajectory.turns):
+        messages.append({"role": "assistant", "content": str(turn.action)})
+        if index < len(trajectory.turns) - 1:
+            messages.append({"role": "user", "content": turn.observation})
+    return messages
+
+
+async def test_sampled_tokens_are_kept_exactly_and_env_turns_use_the_template(tokenizer: Any, guess_url: str) -> None:
+    engine = GuessSearchEngine(tokenizer)
+    policy = TokenPolicy(engine, tokenizer, SamplingParams(max_tokens=16), system_prompt=SYSTEM, max_context=1024)
+    [trajectory] = await play(guess_url, policy, [Task(env="guess", task_id=11)])
+    assert trajectory.outcome is Outcome.SUCCESS and len(trajectory.turns) >= 3
+    trace = trajectory.tokens
+    assert trace is not None
+    ids, mask, logprobs = trace.response_ids, trace.response_mask, trace.logprobs
+    # The model's tokens, in order, are exactly what the engine sampled ...
+    assert [i for i, m in zip(ids, mask, strict=True) if m] == [t for g in engine.returned for t in g.token_ids]
+    # ... with their logprobs; every other position is 0.0 and masked out.
+    sampled_logprobs = [x for g in engine.returned for x in g.logprobs or []]
+    assert [x for x, m in zip(logprobs, mask, strict=True) if m] == sampled_logprobs
+    assert all(x == 0.0 for x, m in zip(logprobs, mask, strict=True) if not m)
+    assert 0 < sum(mask) < len(mask)
+    # The whole sequence is what the tokenizer's own template renders for the conversation.
+    assert trace.prompt_ids + ids == render(tokenizer, conversation(trajectory), add_generation_prompt=False)
+    # Each generation was conditioned on the trace so far (the prefix the trainer will score).
+    full = trace.prompt_ids + ids
+    for prompt in engine.calls:
+        assert full[: len(prompt)] == prompt
+
+
+async def test_a_turn_cut_by_max_tokens_gets_the_whole_close_from_the_template(tokenizer: Any, guess_url: str) -> None:
+    engine = GuessSearchEngine(tokenizer, stop=False)
+    policy = TokenPolicy(engine, tokenizer, SamplingParams(max_tokens=16), system_prompt=SYSTEM)
+    [trajectory] = await play(guess_url, policy, [Task(env="guess", task_id=5)])
+    trace = trajectory.tokens
+    assert trace is not None and all(g.finish_reason == "length" for g in engine.returned)
+    close = ChatTemplateDeltas(tokenizer, SYSTEM).assistant_close
+    first = len(engine.returned[0].token_ids)
+    assert trace.response_ids[first : first + len(close)] == close
+    assert trace.response_mask[first : first + len(close)] == [0] * len(close)
+    assert trace.prompt_ids + trace.response_ids == render(
+        tokenizer, conversation(trajectory), add_generation_prompt=False
+    )
+
+
+async def test_the_context_guard_truncates_before_overflow(tokenizer: Any, guess_url: str) -> None:
+    engine = GuessSearchEngine(tokenizer)
+    prompt_len = len(ChatTemplateDeltas(tokenizer, SYSTEM).prompt("x" * 0))
+    limit = prompt_len + 60  # room for the first observation and about one more turn
+    policy = TokenPolicy(engine, tokenizer, SamplingParams(max_tokens=16), system_prompt=SYSTEM, max_context=limit)
+    trajectories = await play(guess_url, policy, [Task(env="guess", task_id=t) for t in (1, 7, 13)])
+    for trajectory in trajectories:
+        assert trajectory.tokens is not None
+        assert len(trajectory.tokens) <= limit
+        assert trajectory.outcome in (Outcome.TRUNCATED, Outcome.SUCCESS)
+        assert trajectory.error is None
+    assert any(t.outcome is Outcome.TRUNCATED for t in trajectories)
+
+
+async def test_an_engine_that_overruns_max_tokens_is_an_agent_error(tokenizer: Any, guess_url: str) -> None:
+    def chatty(prompt_ids: list[int], sampling: SamplingParams) -> tuple[list[int], list[float], str]:
+        ids = tokenizer.encode("guess 8 " * 40, add_special_tokens=False)
+        return ids, [-1.0] * len(ids), "length"
+
+    policy = TokenPolicy(chatty, tokenizer, SamplingParams(max_tokens=4))
+    [trajectory] = await play(guess_url, policy, [Task(env="guess", task_id=2)])
+    assert trajectory.outcome is Outcome.AGENT_ERROR and not trajectory.trainable
+    assert trajectory.error is not None and "more than max_tokens=4" in trajectory.error
+
+
+def test_a_template_that_rewrites_earlier_turns_is_refused_up_front() -> None:
+    tokenizer = build_tokenizer("chatml")
+    # Shows only the last two messages, as some "thinking" templates drop history.
+    tokenizer.chat_template = (
+        "{% for m in messages[-2:] %}{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}"
+        "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+    )
+    with pytest.raises(TokenAssemblyError, match="prefix check failed"):
+        TokenPolicy(GuessSearchEngine(tokenizer), tokenizer)
