@@ -62,6 +62,9 @@ class EnvSpec:
     """Name of a registered agent that solves (nearly) every task; used by checks and eval."""
     default_kwargs: Mapping[str, Any] = field(default_factory=dict)
     """Keyword arguments for ``factory``; ``agenthub serve env=NAME env_kwargs.x=...`` overrides them."""
+    instructions: str | None = None
+    """The system prompt a model plays this env with (rules, action format); shipped as data by
+    the plugin, served in ``/v1/info``, overridable by agents' ``system_prompt`` setting."""
     service_defaults: Mapping[str, Any] = field(default_factory=dict)
     """Server settings this env needs unless the user sets them, e.g. ``{"max_sessions": 16, "idle_envs": 0}``
     for an env that holds a JVM per session (see ``agenthub.service.settings.ServiceSettings``)."""
@@ -91,6 +94,7 @@ class EnvSpec:
             splits=list(self.resolved_splits()),
             description=self.description,
             tools=self.tools,
+            instructions=self.instructions,
         )
 
 

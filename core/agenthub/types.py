@@ -154,6 +154,8 @@ class EnvInfo(_Wire):
     splits: list[str]
     description: str = ""
     tools: list[JSONDict] | None = None
+    instructions: str | None = None
+    """The env's system prompt for a model: the game's rules and the action format."""
 
 
 class TaskList(_Wire):
@@ -215,6 +217,10 @@ class Turn(_Wire):
     terminated: bool
     truncated: bool
     info: JSONDict = Field(default_factory=dict)
+    text: str | None = None
+    """The agent's raw reply, when it differs from the action (e.g. a ReAct thought)."""
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
 
 
 class TokenTrace(_Wire):
@@ -268,7 +274,10 @@ class Trajectory(_Wire):
 
 
 class AgentReply(_Wire):
-    """What an agent returns for one turn: the action, and the raw text it came from."""
+    """What an agent returns for one turn: the action, the raw text it came from and,
+    when the model server reports them (vLLM can), the sampled token ids and logprobs."""
 
     action: Action
     text: str | None = None
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None

@@ -278,6 +278,9 @@ class Executor:
                 terminated=result.terminated,
                 truncated=result.truncated,
                 info=result.info,
+                text=reply.text if reply.text != reply.action else None,
+                token_ids=reply.token_ids,
+                logprobs=reply.logprobs,
             )
             turns.append(turn)
             if self.on_turn is not None:

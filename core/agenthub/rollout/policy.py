@@ -91,21 +91,31 @@ class TokenPolicy:
         self.max_context = max_context
         self.parse_action = parse_action or str.strip
         self.name = name
-        self.deltas = ChatTemplateDeltas(tokenizer, system_prompt)
+        self.system_prompt = system_prompt
+        self._deltas: dict[str | None, ChatTemplateDeltas] = {}
+        self.deltas_for(system_prompt)  # check the template now, not mid-run
+
+    def deltas_for(self, system_prompt: str | None) -> ChatTemplateDeltas:
+        """The template's pieces with this system prompt (one per env's instructions, cached)."""
+        if system_prompt not in self._deltas:
+            self._deltas[system_prompt] = ChatTemplateDeltas(self.tokenizer, system_prompt)
+        return self._deltas[system_prompt]
 
     def describe(self) -> dict[str, Any]:
         """What provenance records about this policy."""
         return {"policy": self.name, "sampling": self.sampling.model_dump(), "max_context": self.max_context}
 
     def start_episode(self, task: Task, env: EnvInfo) -> TokenEpisode:
-        return TokenEpisode(self)
+        # The policy's own system prompt wins; else the env's instructions, as served in /v1/info.
+        return TokenEpisode(self, self.deltas_for(self.system_prompt or env.instructions))
 
 
 class TokenEpisode:
     """One episode's conversation in tokens."""
 
-    def __init__(self, policy: TokenPolicy) -> None:
+    def __init__(self, policy: TokenPolicy, deltas: ChatTemplateDeltas) -> None:
         self.policy = policy
+        self.deltas = deltas
         self.assembler: TokenAssembler | None = None
 
     @property
@@ -115,11 +125,11 @@ class TokenEpisode:
     async def act(self, observation: Observation) -> AgentReply:
         policy = self.policy
         if self.assembler is None:
-            self.assembler = TokenAssembler(policy.deltas, observation.text, max_context=policy.max_context)
+            self.assembler = TokenAssembler(self.deltas, observation.text, max_context=policy.max_context)
         else:
             self.assembler.add_env_turn(observation.text)
         # Keep room for the template's close of this turn, so the trace never passes max_context.
-        room = self.assembler.room() - len(policy.deltas.assistant_close)
+        room = self.assembler.room() - len(self.deltas.assistant_close)
         if room < 1:
             raise ContextLengthExceeded(f"no room left to generate within max_context={policy.max_context}")
         sampling = policy.sampling.model_copy(update={"max_tokens": min(policy.sampling.max_tokens, room)})
