@@ -46,6 +46,11 @@ def _configure_play(parser: argparse.ArgumentParser) -> None:
     add_overrides(parser, "env=guess agent=guess-oracle task_id=3 split=test seed=1 url=http://...")
 
 
+def _configure_eval(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "env=textcraft agent=openai agent.model=NAME split=test n=100 k=8 concurrency=64")
+    parser.add_argument("--resume", default=None, metavar="RUN_DIR", help="finish an interrupted run")
+
+
 @hookimpl
 def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
@@ -81,6 +86,15 @@ def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
             "Serve an environment locally and play one episode with an agent (default: the env's oracle).",
             _configure_play,
             _lazy("agenthub.cli.play_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "eval",
+            "Score an agent on an env's tasks: Avg@k, Pass@k and unbiased pass@k; saves the run.",
+            _configure_eval,
+            _lazy("agenthub.cli.eval_command", "run"),
             __version__,
         )
     )

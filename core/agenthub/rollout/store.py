@@ -68,12 +68,18 @@ class RunStore:
         return store
 
     @classmethod
-    def resume(cls, path: str | Path, config: Mapping[str, Any] | None = None, *, fsync: bool = False) -> RunStore:
-        """Reopen a run; with ``config``, refuse one whose stored config differs."""
+    def existing(cls, path: str | Path, *, fsync: bool = False) -> RunStore:
+        """A run directory that must exist, for reading (or before :meth:`resume`)."""
         path = Path(path)
         if not (path / META_FILE).exists():
             raise RunStoreError(f"{path} is not a run directory (no {META_FILE}); check the path given to --resume")
-        store = cls(path, fsync=fsync)
+        return cls(path, fsync=fsync)
+
+    @classmethod
+    def resume(cls, path: str | Path, config: Mapping[str, Any] | None = None, *, fsync: bool = False) -> RunStore:
+        """Reopen a run; with ``config``, refuse one whose stored config differs."""
+        store = cls.existing(path, fsync=fsync)
+        path = store.path
         if config is not None:
             stored = store.config()
             changed = sorted(k for k in {*stored, *config} if stored.get(k) != config.get(k))

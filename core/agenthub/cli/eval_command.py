@@ -1,0 +1,168 @@
+"""``agenthub eval agent=NAME env=NAME [split=test n=... k=...]``: score a policy, save the run."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from rich.console import Console
+from rich.table import Table
+
+from agenthub.config import build_config
+from agenthub.errors import ConfigError
+from agenthub.evaluation import EvalReport, evaluate
+from agenthub.plugins import get_plugin_host
+from agenthub.rollout.collect import collect
+from agenthub.rollout.executor import Executor, episode_requests
+from agenthub.rollout.pool import EnvPool
+from agenthub.rollout.store import RunStore
+from agenthub.types import Task, TaskId, TaskList
+
+SHOWN_TASKS = 20
+
+
+class EvalConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    env: str
+    agent: str = Field(default="oracle", description="a registered agent; 'oracle' is the env's own")
+    agent_kwargs: dict[str, Any] = Field(default_factory=dict, description="settings for the agent (agent.KEY=...)")
+    split: str | None = Field(default=None, description="default: 'test' if the env has it, else its first split")
+    n: int | None = Field(default=None, ge=1, description="tasks, evenly spaced over the split; default: all")
+    k: int = Field(default=1, ge=1, description="samples per task")
+    max_turns: int | None = Field(default=None, ge=1, description="default: the env's")
+    seed: int = 0
+    concurrency: int = Field(default=32, ge=1)
+    processes: int = Field(default=1, ge=1, description="local env server processes")
+    url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
+    token: str | None = None
+    max_attempts: int = Field(default=3, ge=1)
+    episode_timeout_s: float | None = Field(default=None, gt=0)
+    runs_dir: str = "runs"
+    run_id: str | None = None
+    progress: bool | None = Field(default=None, description="default: only on a terminal")
+
+
+def agent_aliases(overrides: list[str]) -> list[str]:
+    """``agent.KEY=V`` is shorthand for ``agent_kwargs.KEY=V``."""
+    return [f"agent_kwargs.{item[len('agent.') :]}" if item.startswith("agent.") else item for item in overrides]
+
+
+def spread(ids: list[TaskId], n: int | None) -> list[TaskId]:
+    """``n`` ids evenly spaced over the split (all of them when n is None or too large)."""
+    if n is None or n >= len(ids):
+        return ids
+    return [ids[int((i + 0.5) * len(ids) / n)] for i in range(n)]
+
+
+def split_ids(listing: TaskList) -> list[TaskId]:
+    if listing.ids is not None:
+        return list(listing.ids)
+    assert listing.start is not None and listing.stop is not None
+    return list(range(listing.start, listing.stop))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.resume:
+        stored = RunStore.existing(args.resume).config()
+        config = EvalConfig.model_validate(stored)
+    else:
+        config = build_config(EvalConfig, agent_aliases(args.overrides), config_file=args.config)
+    host = get_plugin_host()
+    spec = host.env(config.env)
+    agent_name = spec.oracle if config.agent == "oracle" else config.agent
+    if agent_name is None:
+        raise ConfigError(f"env {spec.name!r} registers no oracle; choose a policy with agent=NAME")
+    agent = host.agent(agent_name).make(**config.agent_kwargs)
+    report, run_dir = asyncio.run(_evaluate(config, agent, agent_name, Path(args.resume) if args.resume else None))
+    _print_report(report, config, agent_name, run_dir)
+    return 0 if report.scored else 1
+
+
+async def _evaluate(config: EvalConfig, agent: Any, agent_name: str, resume: Path | None) -> tuple[EvalReport, Path]:
+    urls = [config.url] if isinstance(config.url, str) else config.url
+    if urls:
+        pool = EnvPool.from_urls(urls, token=config.token, capacity=max(1, config.concurrency // len(urls) + 1))
+    else:
+        overrides = {"token": config.token} if config.token else None
+        pool = await EnvPool.launch(config.env, processes=config.processes, overrides=overrides)
+    async with pool:
+        info = await pool.info()
+        split = config.split or ("test" if "test" in info.splits else info.splits[0])
+        if split not in info.splits:
+            raise ConfigError(f"env {info.name!r} has no split {split!r}; it has: {', '.join(info.splits)}")
+        ids = spread(split_ids(await pool.endpoints[0].client.tasks(split)), config.n)
+        tasks = [
+            Task(env=info.name, task_id=task_id, split=split, seed=config.seed, max_turns=config.max_turns)
+            for task_id in ids
+        ]
+        saved = config.model_dump(mode="json")
+        store = (
+            RunStore.resume(resume, saved)
+            if resume
+            else RunStore.create(saved, root=config.runs_dir, run_id=config.run_id)
+        )
+        executor = Executor(
+            pool,
+            agent,
+            concurrency=config.concurrency,
+            max_attempts=config.max_attempts,
+            episode_timeout_s=config.episode_timeout_s,
+            provenance={"agent": agent_name, "agent_kwargs": _public(config.agent_kwargs)},
+        )
+        try:
+            summary = await collect(executor, episode_requests(tasks, config.k), store=store, progress=config.progress)
+        except BaseException:
+            store.finish(status="interrupted")
+            raise
+        report = evaluate(store.trajectories(), k=config.k)
+        result = {"overall": report.overall(), "per_task": report.per_task(), "run": summary.as_dict()}
+        (store.path / "eval.json").write_text(json.dumps(result, indent=2, default=str))
+        store.log_metrics({"eval": report.overall()})
+        store.finish(summary.as_dict())
+        return report, store.path
+
+
+def _public(settings: dict[str, Any]) -> dict[str, Any]:
+    """Agent settings fit for provenance: anything that looks like a secret is left out."""
+    return {k: v for k, v in settings.items() if not any(s in k.lower() for s in ("key", "token", "secret"))}
+
+
+def _print_report(report: EvalReport, config: EvalConfig, agent_name: str, run_dir: Path) -> None:
+    console = Console()
+    overall = report.overall()
+    pass_columns = [f"pass@{k}" for k in report.ks]
+    table = Table(title=f"{config.env} · agent {agent_name} · k={config.k}")
+    for column in ("task", "n", "successes", f"Avg@{config.k}", f"Pass@{config.k}", *pass_columns):
+        table.add_column(column, justify="right")
+    rows = report.per_task()
+    for row in rows[:SHOWN_TASKS]:
+        table.add_row(
+            str(row["task_id"]),
+            str(row["n"]),
+            str(row["successes"]),
+            f"{row['avg']:.3f}",
+            "yes" if row["pass"] else "no",
+            *(("—" if row[c] is None else f"{row[c]:.3f}") for c in pass_columns),
+        )
+    if len(rows) > SHOWN_TASKS:
+        table.add_row(f"… {len(rows) - SHOWN_TASKS} more in eval.json", *[""] * (4 + len(pass_columns)))
+    table.add_section()
+    table.add_row(
+        "overall",
+        str(overall["samples"]),
+        "",
+        f"{overall['avg_at_k']:.3f}",
+        f"{overall['pass_at_k']:.3f}",
+        *(f"{overall[c]:.3f}" for c in pass_columns),
+    )
+    console.print(table)
+    excluded = overall["excluded_infra_failures"]
+    if excluded:
+        console.print(f"[yellow]{excluded} samples ended in env_error/timeout and were left out of the scores[/]")
+    console.print(f"outcomes: {overall['outcomes']}")
+    console.print(f"run saved in {run_dir}  (resume with: agenthub eval --resume {run_dir})")

@@ -1,0 +1,137 @@
+"""Evaluation metrics over trajectories: Avg@k, Pass@k as AgentGym-RL reports them, and unbiased pass@k.
+
+Per task with ``n`` valid samples of which ``c`` succeeded:
+
+* **Avg@k** — the mean reward over the samples (AgentGym-RL's "Avg@k").
+* **Pass@k** — 1 if any of the samples succeeded (AgentGym-RL's "Pass@k" with n = k).
+* **pass@j (unbiased)** — ``1 - C(n-c, j) / C(n, j)`` (Chen et al., 2021), the chance
+  that j samples drawn from the n include a success; defined for j <= n.
+
+Samples that ended in an infrastructure failure (``env_error``, ``timeout``) say
+nothing about the policy: they are left out and counted. ``agent_error`` (for
+example a reply no parser could read) is the policy's fault and counts as a failure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenthub.types import Outcome, TaskId, Trajectory
+
+EXCLUDED = frozenset({Outcome.ENV_ERROR, Outcome.TIMEOUT})
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from n samples with c successes (numerically stable product form)."""
+    if not 0 <= c <= n:
+        raise ValueError(f"need 0 <= c <= n, got n={n} c={c}")
+    if not 1 <= k <= n:
+        raise ValueError(f"pass@k needs 1 <= k <= n, got k={k} n={n}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+
+
+@dataclass
+class TaskScore:
+    task_id: TaskId | None
+    rewards: list[float] = field(default_factory=list)
+    successes: int = 0
+    excluded: int = 0
+
+    @property
+    def n(self) -> int:
+        return len(self.rewards)
+
+    @property
+    def avg(self) -> float:
+        return sum(self.rewards) / self.n if self.n else 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.successes > 0
+
+
+@dataclass
+class EvalReport:
+    """Scores per task and overall; ``ks`` are the j of the unbiased pass@j columns."""
+
+    tasks: list[TaskScore]
+    ks: list[int]
+    outcomes: dict[str, int]
+
+    @property
+    def scored(self) -> list[TaskScore]:
+        return [t for t in self.tasks if t.n > 0]
+
+    def overall(self) -> dict[str, Any]:
+        scored = self.scored
+        result: dict[str, Any] = {
+            "tasks": len(self.tasks),
+            "tasks_scored": len(scored),
+            "samples": sum(t.n for t in scored),
+            "excluded_infra_failures": sum(t.excluded for t in self.tasks),
+            "avg_at_k": _mean([t.avg for t in scored]),
+            "pass_at_k": _mean([1.0 if t.passed else 0.0 for t in scored]),
+            "success_rate": _mean([t.successes / t.n for t in scored]),
+            "outcomes": dict(self.outcomes),
+        }
+        for k in self.ks:
+            eligible = [t for t in scored if t.n >= k]
+            result[f"pass@{k}"] = _mean([pass_at_k(t.n, t.successes, k) for t in eligible])
+        return result
+
+    def per_task(self) -> list[dict[str, Any]]:
+        rows = []
+        for t in self.tasks:
+            row: dict[str, Any] = {
+                "task_id": t.task_id,
+                "n": t.n,
+                "successes": t.successes,
+                "avg": round(t.avg, 6),
+                "pass": t.passed,
+                "excluded": t.excluded,
+            }
+            for k in self.ks:
+                row[f"pass@{k}"] = round(pass_at_k(t.n, t.successes, k), 6) if t.n >= k else None
+            rows.append(row)
+        return rows
+
+
+def _mean(values: Sequence[float]) -> float:
+    return round(sum(values) / len(values), 6) if values else 0.0
+
+
+def default_ks(k: int) -> list[int]:
+    """1, 2, 4, ... up to k, and k itself."""
+    ks = [1]
+    while ks[-1] * 2 < k:
+        ks.append(ks[-1] * 2)
+    if k > 1:
+        ks.append(k)
+    return ks
+
+
+def evaluate(trajectories: Iterable[Trajectory], *, k: int) -> EvalReport:
+    """Group trajectories by task id and score them."""
+    by_task: dict[Any, TaskScore] = {}
+    order: dict[Any, tuple[int, str]] = {}
+    outcomes: dict[str, int] = defaultdict(int)
+    for trajectory in trajectories:
+        # Rows in the order the tasks were asked for (keys are "<task index>/<sample>").
+        index = (trajectory.key or "").partition("/")[0]
+        order.setdefault(repr(trajectory.task.task_id), (int(index) if index.isdigit() else 1 << 62, repr(index)))
+        task_id = trajectory.task.task_id
+        score = by_task.setdefault(repr(task_id), TaskScore(task_id))
+        outcomes[trajectory.outcome.value] += 1
+        if trajectory.outcome in EXCLUDED:
+            score.excluded += 1
+            continue
+        score.rewards.append(trajectory.reward)
+        score.successes += trajectory.outcome is Outcome.SUCCESS
+    ranked = sorted(by_task, key=lambda name: order[name])
+    return EvalReport([by_task[name] for name in ranked], default_ks(k), dict(outcomes))

@@ -1,0 +1,106 @@
+"""Evaluation: pass@k against hand-computed values, scoring rules, and `agenthub eval` end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agenthub import Outcome, Task, Trajectory
+from agenthub.cli.eval_command import agent_aliases, spread
+from agenthub.evaluation import default_ks, evaluate, pass_at_k
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "expected"),
+    [
+        (5, 2, 1, 0.4),  # c / n
+        (5, 2, 2, 1 - 3 / 10),  # 1 - C(3,2)/C(5,2)
+        (10, 3, 5, 1 - 21 / 252),  # 1 - C(7,5)/C(10,5)
+        (5, 2, 4, 1.0),  # fewer failures than draws: a success is certain
+        (8, 0, 8, 0.0),
+        (1, 1, 1, 1.0),
+    ],
+)
+def test_unbiased_pass_at_k_matches_hand_computed_values(n: int, c: int, k: int, expected: float) -> None:
+    assert pass_at_k(n, c, k) == pytest.approx(expected)
+
+
+def test_pass_at_k_refuses_impossible_arguments() -> None:
+    with pytest.raises(ValueError, match="1 <= k <= n"):
+        pass_at_k(3, 1, 4)
+    with pytest.raises(ValueError, match="0 <= c <= n"):
+        pass_at_k(3, 4, 1)
+
+
+def sample(task_id: int, index: int, sample_no: int, outcome: Outcome, reward: float) -> Trajectory:
+    return Trajectory(
+        task=Task(env="guess", task_id=task_id),
+        first_observation="",
+        outcome=outcome,
+        reward=reward,
+        key=f"{index}/{sample_no}",
+    )
+
+
+def test_avg_and_pass_at_k_as_agentgym_reports_them() -> None:
+    s, f, a, e = Outcome.SUCCESS, Outcome.FAILURE, Outcome.AGENT_ERROR, Outcome.ENV_ERROR
+    trajectories = [
+        # task 7: 1 success in 4 -> Avg 0.25 (reward 1 for the win), Pass 1, pass@1 0.25
+        sample(7, 0, 0, f, 0.0), sample(7, 0, 1, s, 1.0), sample(7, 0, 2, f, 0.0), sample(7, 0, 3, a, 0.0),
+        # task 3: no success; one sample lost to the infra -> left out, so n = 3
+        sample(3, 1, 0, f, 0.5), sample(3, 1, 1, f, 0.0), sample(3, 1, 2, e, 0.0), sample(3, 1, 3, f, 0.25),
+    ]  # fmt: skip
+    report = evaluate(reversed(trajectories), k=4)  # finish order must not matter
+    rows = report.per_task()
+    assert [r["task_id"] for r in rows] == [7, 3]  # the order the tasks were asked for
+    assert rows[0] | {} == {**rows[0], "n": 4, "successes": 1, "avg": 0.25, "pass": True, "pass@1": 0.25}
+    assert rows[0]["pass@2"] == pytest.approx(1 - 3 / 6) and rows[0]["pass@4"] == 1.0
+    assert rows[1]["n"] == 3 and rows[1]["excluded"] == 1 and rows[1]["avg"] == 0.25 and rows[1]["pass@4"] is None
+    overall = report.overall()
+    assert overall["avg_at_k"] == pytest.approx((0.25 + 0.25) / 2)
+    assert overall["pass_at_k"] == 0.5 and overall["excluded_infra_failures"] == 1
+    assert overall["pass@1"] == pytest.approx((0.25 + 0.0) / 2)
+    assert overall["pass@4"] == 1.0  # only task 7 has 4 valid samples
+    assert overall["outcomes"] == {"failure": 5, "success": 1, "agent_error": 1, "env_error": 1}
+
+
+def test_helpers() -> None:
+    assert default_ks(8) == [1, 2, 4, 8] and default_ks(1) == [1] and default_ks(6) == [1, 2, 4, 6]
+    assert spread(list(range(100)), 4) == [12, 37, 62, 87] and spread([1, 2], 5) == [1, 2]
+    assert agent_aliases(["agent=openai", "agent.model=m", "k=2"]) == ["agent=openai", "agent_kwargs.model=m", "k=2"]
+
+
+def agenthub(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agenthub", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_eval_with_the_oracle_reaches_its_success_rate_saves_the_run_and_resumes(tmp_path: Path) -> None:
+    done = agenthub("eval", "env=guess", "n=6", "k=3", "run_id=r", "concurrency=4", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "overall" in done.stdout and "Pass@3" in done.stdout
+    run_dir = tmp_path / "runs" / "r"
+    result = json.loads((run_dir / "eval.json").read_text())
+    assert result["overall"]["pass@1"] == 1.0 and result["overall"]["samples"] == 18
+    assert len(result["per_task"]) == 6
+    lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
+    assert len(lines) == 18
+    provenance = json.loads(lines[0])["provenance"]
+    assert provenance["agent"] == "guess-oracle" and provenance["env"] == "guess"
+
+    again = agenthub("eval", "--resume", str(run_dir), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert len((run_dir / "trajectories.jsonl").read_text().splitlines()) == 18  # nothing redone
+    assert json.loads((run_dir / "run.json").read_text())["summary"]["resumed"] == 18
+
+
+def test_eval_explains_bad_settings(tmp_path: Path) -> None:
+    wrong_split = agenthub("eval", "env=guess", "split=dev", cwd=tmp_path)
+    assert wrong_split.returncode != 0 and "has no split 'dev'" in wrong_split.stderr
+    typo = agenthub("eval", "env=guess", "kk=2", cwd=tmp_path)
+    assert typo.returncode != 0 and "did you mean 'k'" in typo.stderr
