@@ -1,0 +1,44 @@
+"""Registers the ``textworld`` env and its ``textworld-oracle`` agent; imports nothing heavy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agenthub import AgentSpec, EnvSpec, hookimpl
+
+from . import __version__
+from .tasks import SPLITS
+
+DEFAULT_MAX_TURNS = 50
+"""The longest walkthrough of the hardest level (cooking 5) takes 45 commands; see the README."""
+
+
+@hookimpl
+def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
+    register(
+        EnvSpec(
+            name="textworld",
+            factory="agenthub_env_textworld.env:TextWorldEnv",
+            splits=SPLITS,
+            default_max_turns=DEFAULT_MAX_TURNS,
+            description=(
+                "TextWorld text adventures (textworld 1.7.0) generated per task id: cooking, "
+                "treasure hunter and coin collector, five levels each."
+            ),
+            version=__version__,
+            oracle="textworld-oracle",
+        )
+    )
+
+
+@hookimpl
+def agenthub_register_agents(register: Callable[[AgentSpec], None]) -> None:
+    register(
+        AgentSpec(
+            name="textworld-oracle",
+            factory="agenthub_env_textworld.oracle:TextWorldOracle",
+            description="Plays TextWorld's own walkthrough of the game, one command per turn.",
+            version=__version__,
+            env="textworld",
+        )
+    )
