@@ -118,3 +118,12 @@ def test_a_template_that_rewrites_earlier_turns_is_refused_up_front() -> None:
     )
     with pytest.raises(TokenAssemblyError, match="prefix check failed"):
         TokenPolicy(GuessSearchEngine(tokenizer), tokenizer)
+
+
+async def test_without_a_system_prompt_the_policy_uses_the_envs_instructions(guess_url: str) -> None:
+    tokenizer = build_tokenizer("chatml")
+    engine = GuessSearchEngine(tokenizer)
+    [trajectory] = await play(guess_url, TokenPolicy(engine, tokenizer), [Task(env="guess", task_id=4)])
+    assert trajectory.tokens is not None
+    prompt = tokenizer.decode(trajectory.tokens.prompt_ids)
+    assert prompt.startswith("<|im_start|>system\nYou are playing a number-guessing game.")

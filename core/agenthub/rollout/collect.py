@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Container, Iterable, Sequence
+from typing import Protocol
 
-from agenthub.rollout.executor import EpisodeRequest, Executor
+from agenthub.rollout.executor import EpisodeRequest
 from agenthub.rollout.progress import ProgressDisplay, RunSummary
 from agenthub.rollout.store import RunStore
 from agenthub.types import Trajectory
 
 
+class EpisodeSource(Protocol):
+    """What runs the episodes: an :class:`~agenthub.rollout.executor.Executor`, or a
+    :class:`~agenthub.rollout.ray_backend.RayRollout` spread over a cluster."""
+
+    def stream(self, requests: Iterable[EpisodeRequest], *, skip: Container[str] = ()) -> AsyncIterator[Trajectory]:
+        """Run ``requests`` except keys in ``skip``; yield each trajectory as its episode ends."""
+        ...
+
+
 async def collect(
-    executor: Executor,
+    executor: EpisodeSource,
     requests: Sequence[EpisodeRequest],
     *,
     store: RunStore | None = None,

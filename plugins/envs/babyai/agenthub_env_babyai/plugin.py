@@ -7,6 +7,7 @@ only when an environment or the oracle is built.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 
 from agenthub import AgentSpec, EnvSpec, hookimpl
 
@@ -16,12 +17,16 @@ from agenthub_env_babyai.levels import SPLITS
 DEFAULT_MAX_TURNS = 20
 """AgentGym-RL's turn limit for BabyAI."""
 
+# The system prompt ships as data so that it can be read, diffed and overridden without code.
+INSTRUCTIONS = resources.files(__package__).joinpath("prompts/system.md").read_text(encoding="utf-8")
+
 
 @hookimpl
 def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
     register(
         EnvSpec(
             name="babyai",
+            instructions=INSTRUCTIONS,
             factory="agenthub_env_babyai.env:BabyAIEnv",
             splits=SPLITS,
             default_max_turns=DEFAULT_MAX_TURNS,

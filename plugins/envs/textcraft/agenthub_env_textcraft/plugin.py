@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 
 from agenthub import AgentSpec, EnvSpec, hookimpl
 
 from . import __version__
 from .splits import SPLITS
+
+# The system prompt ships as data so that it can be read, diffed and overridden without code.
+INSTRUCTIONS = resources.files(__package__).joinpath("prompts/system.md").read_text(encoding="utf-8")
 
 
 @hookimpl
@@ -15,6 +19,7 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
     register(
         EnvSpec(
             name="textcraft",
+            instructions=INSTRUCTIONS,
             factory="agenthub_env_textcraft.env:TextCraftEnv",
             splits=SPLITS,
             default_max_turns=30,

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 
 from agenthub import AgentSpec, EnvSpec, hookimpl
 
 from agenthub_env_wordle.tasks import SPLITS
+
+# The system prompt ships as data so that it can be read, diffed and overridden without code.
+INSTRUCTIONS = resources.files(__package__).joinpath("prompts/system.md").read_text(encoding="utf-8")
 
 
 @hookimpl
@@ -14,6 +18,7 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
     register(
         EnvSpec(
             name="wordle",
+            instructions=INSTRUCTIONS,
             factory="agenthub_env_wordle.env:WordleEnv",
             splits=SPLITS,
             default_max_turns=6,
