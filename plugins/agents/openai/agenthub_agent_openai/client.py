@@ -1,0 +1,237 @@
+"""The HTTP side: chat-completion requests over httpx with a concurrency limit and retries.
+
+httpx rather than the ``openai`` SDK: agenthub already depends on it, the
+SDK's typed models would drop vLLM's extra fields (``token_ids``,
+``prompt_token_ids``) that trainers need, and its retry policy is not ours
+to set (a semaphore that spans episodes, Retry-After up to a cap).
+
+The limit is held only while a request is in flight, not while a request
+waits to be retried, so a throttled episode does not keep others waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from agenthub.rollout.tokens import ContextLengthExceeded
+
+from agenthub_agent_openai.errors import ChatReplyError, ChatServerError, ChatServerUnavailableError, clip
+from agenthub_agent_openai.settings import OpenAISettings
+
+log = logging.getLogger("agenthub.agent.openai")
+
+RETRY_STATUSES = frozenset({408, 429})
+"""Retried besides every 5xx."""
+
+_CONTEXT_TOO_LONG = re.compile(
+    r"maximum context length|context length|context_length_exceeded|too many tokens|prompt is too long|"
+    r"exceeds the (?:model'?s? )?(?:maximum )?context",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class _LoopState:
+    """What belongs to one event loop: httpx's connections and asyncio's primitives are bound to it."""
+
+    loop: asyncio.AbstractEventLoop
+    http: httpx.AsyncClient
+    limit: asyncio.Semaphore
+    model_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    in_flight: int = 0
+
+
+class ChatCompletionsClient:
+    """``POST {base_url}/chat/completions`` with retries, backoff and at most N requests in flight."""
+
+    def __init__(self, settings: OpenAISettings, api_key: str | None) -> None:
+        self.settings = settings
+        self._api_key = api_key
+        self._state: _LoopState | None = None
+        self._model = settings.model
+        self.requests_sent = 0
+        self.retries = 0
+
+    def __repr__(self) -> str:  # never the key
+        return f"ChatCompletionsClient({self.settings.base_url!r}, model={self._model!r})"
+
+    @property
+    def chat_url(self) -> str:
+        return f"{self.settings.base_url}/chat/completions"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", **self.settings.extra_headers}
+        if self._api_key:
+            name = self.settings.api_key_header
+            headers[name] = f"Bearer {self._api_key}" if name.lower() == "authorization" else self._api_key
+        return headers
+
+    def _loop_state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        if self._state is None or self._state.loop is not loop:
+            # A new event loop (a second asyncio.run): the old loop's connections cannot be reused.
+            s = self.settings
+            http = httpx.AsyncClient(
+                headers=self._headers(),
+                timeout=httpx.Timeout(s.timeout_s, connect=s.connect_timeout_s),
+                limits=httpx.Limits(max_connections=s.max_concurrency, max_keepalive_connections=s.max_concurrency),
+                follow_redirects=True,
+            )
+            self._state = _LoopState(loop, http, asyncio.Semaphore(s.max_concurrency))
+        return self._state
+
+    async def aclose(self) -> None:
+        if self._state is not None and self._state.loop is asyncio.get_running_loop():
+            await self._state.http.aclose()
+        self._state = None
+
+    # -- the two requests ---------------------------------------------------------------
+
+    async def model(self) -> str:
+        """The model to ask for: the setting, else the one model ``GET /models`` lists."""
+        if self._model is not None:
+            return self._model
+        async with self._loop_state().model_lock:
+            if self._model is None:
+                payload = await self._request("GET", f"{self.settings.base_url}/models")
+                served = [m.get("id") for m in payload.get("data", []) if isinstance(m, dict)]
+                if len(served) != 1 or not isinstance(served[0], str):
+                    raise ChatServerError(
+                        f"model is not set and {self.settings.base_url}/models lists {served or 'no models'}; "
+                        "pass agent.model=NAME with one of them"
+                    )
+                self._model = served[0]
+                log.info("using model %r, the one served at %s", self._model, self.settings.base_url)
+        return self._model
+
+    async def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One chat completion's JSON answer."""
+        return await self._request("POST", self.chat_url, body)
+
+    # -- retries ------------------------------------------------------------------------
+
+    async def _request(self, method: str, url: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        state = self._loop_state()
+        attempts = self.settings.max_retries + 1
+        problem = ""
+        for attempt in range(1, attempts + 1):
+            retry_after: float | None = None
+            async with state.limit:
+                state.in_flight += 1
+                try:
+                    self.requests_sent += 1
+                    response = await state.http.request(method, url, json=body)
+                except httpx.TransportError as exc:
+                    problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                else:
+                    if response.status_code < 400:
+                        return _json_of(response)
+                    if response.status_code not in RETRY_STATUSES and response.status_code < 500:
+                        raise self._refusal(response)
+                    problem = f"HTTP {response.status_code}: {_server_message(response)}"
+                    retry_after = retry_after_s(response.headers)
+                finally:
+                    state.in_flight -= 1
+            if attempt == attempts:
+                break
+            delay = self._delay(attempt, retry_after)
+            self.retries += 1
+            log.warning("%s %s failed (%s); retry %d/%d in %.2fs", method, url, problem, attempt, attempts - 1, delay)
+            await asyncio.sleep(delay)
+        raise ChatServerUnavailableError(
+            f"{method} {url} failed {attempts} time(s); the last error was {problem}. Check that the server is "
+            "running and reachable at agent.base_url, or give it more time with agent.max_retries / agent.timeout_s"
+        )
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Retry-After when the server sent one (capped), else exponential backoff with jitter."""
+        s = self.settings
+        if retry_after is not None:
+            return min(retry_after, s.retry_after_max_s)
+        ceiling: float = min(s.backoff_max_s, s.backoff_s * 2 ** (attempt - 1))
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+    def _refusal(self, response: httpx.Response) -> Exception:
+        status, message = response.status_code, _server_message(response)
+        what = f"{response.request.method} {response.request.url} answered HTTP {status}: {message}"
+        if status in (401, 403):
+            env = self.settings.api_key_env
+            if not self._api_key:
+                advice = f"this server needs an API key: export it as {env or 'OPENAI_API_KEY'} (see api_key_env)"
+            else:
+                advice = f"check the API key in the environment variable {env} and its permissions for this model"
+            return ChatServerError(f"{what}; {advice}", status=status)
+        if status == 404:
+            return ChatServerError(
+                f"{what}; check agent.base_url (the API root, such as http://localhost:8000/v1) and agent.model "
+                f"(the served names are listed at {self.settings.base_url}/models)",
+                status=status,
+            )
+        if status in (400, 413, 422) and _CONTEXT_TOO_LONG.search(message):
+            return ContextLengthExceeded(f"the conversation no longer fits the model's context: {what}")
+        return ChatServerError(
+            f"{what}; the server refused the request: check the sampling settings, tool_choice and extra_body",
+            status=status,
+        )
+
+
+def retry_after_s(headers: httpx.Headers) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` as seconds or an HTTP date."""
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _server_message(response: httpx.Response) -> str:
+    """The error message in an OpenAI-style body, else the body itself (clipped)."""
+    try:
+        body = response.json()
+    except ValueError:
+        return clip(response.text.strip(), 500) or "(empty body)"
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("detail")
+            if message:
+                return clip(str(message), 500)
+        elif isinstance(error, str):
+            return clip(error, 500)
+        if isinstance(body.get("detail"), str):
+            return clip(body["detail"], 500)
+    return clip(json.dumps(body), 500)
+
+
+def _json_of(response: httpx.Response) -> dict[str, Any]:
+    try:
+        payload = response.json()
+    except ValueError:
+        raise ChatReplyError(
+            f"{response.request.url} answered HTTP {response.status_code} with a body that is not JSON: "
+            f"{clip(response.text, 300)!r}; check that agent.base_url points at an OpenAI-compatible API"
+        ) from None
+    if not isinstance(payload, dict):
+        raise ChatReplyError(f"{response.request.url} answered with JSON that is not an object: {clip(repr(payload))}")
+    return payload
