@@ -40,12 +40,16 @@ _NO_ACTION_HINT = (
     "Ask for 'Action: <action>' in the prompt (agent.react_instructions or agent.system_prompt), "
     "or set agent.action_format=raw if the model replies with the bare action"
 )
+_EMPTY_HINT = (
+    "If the reply was cut off (a reasoning model may spend every token thinking), raise agent.max_tokens; "
+    "else check the prompt"
+)
 
 
 def parse_react(text: str | None) -> str:
     """The action of a ``Thought: ... / Action: ...`` reply; ``ActionParseError`` if there is none."""
     if text is None or not text.strip():
-        raise ActionParseError("the reply is empty, so it has no 'Action:' line", text, hint=_NO_ACTION_HINT)
+        raise ActionParseError("the reply is empty", text, hint=_EMPTY_HINT)
     markers = list(_ACTION.finditer(text))
     if not markers:
         bare = _unfenced(text.strip())
@@ -68,9 +72,7 @@ def parse_raw(text: str | None) -> str:
     """The whole reply as the action, unwrapped and cleaned; ``ActionParseError`` if nothing is left."""
     action = clean_action(_unfenced((text or "").strip()))
     if not action:
-        raise ActionParseError(
-            "the reply is empty", text, hint="Raise agent.max_tokens if the reply was cut, or check the prompt"
-        )
+        raise ActionParseError("the reply is empty", text, hint=_EMPTY_HINT)
     return action
 
 
