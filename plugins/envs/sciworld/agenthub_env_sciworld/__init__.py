@@ -1,0 +1,35 @@
+"""agenthub-env-sciworld: ScienceWorld (``scienceworld`` 1.2.3) as an agenthub environment.
+
+Importing this package stays cheap: no JVM starts and py4j is not imported
+until an environment or the oracle is built. ``SciWorldEnv``,
+``SciWorldOracle`` and ``ScienceWorldJVM`` are imported lazily from here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from agenthub_env_sciworld.env import SciWorldEnv
+    from agenthub_env_sciworld.jvm import ScienceWorldJVM
+    from agenthub_env_sciworld.oracle import SciWorldOracle
+
+_LAZY = {
+    "SciWorldEnv": "agenthub_env_sciworld.env",
+    "SciWorldOracle": "agenthub_env_sciworld.oracle",
+    "ScienceWorldJVM": "agenthub_env_sciworld.jvm",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agenthub_env_sciworld' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = ["SciWorldEnv", "SciWorldOracle", "ScienceWorldJVM", "__version__"]

@@ -1,0 +1,217 @@
+"""``SciWorldEnv``: ScienceWorld (scienceworld 1.2.3) behind agenthub's Environment protocol."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from py4j.protocol import Py4JError
+
+from agenthub.protocols import StepTuple
+from agenthub.types import Action, TaskId
+
+from .jvm import DEFAULT_HEAP_MB, JVMError, ScienceWorldJVM
+from .tasks import AGENTGYM_EXCLUDED, NUM_TASK_IDS, TRAIN_IDS, SciWorldTask, task_of
+
+T = TypeVar("T")
+
+DEFAULT_SEED = 0
+"""The seed that picks a train task when ``reset`` gets neither a task id nor a seed."""
+
+DEFAULT_STEP_LIMIT = 100
+"""scienceworld's ``envStepLimit`` default, which AgentGym's server keeps: past 100 moves the episode ends."""
+
+SIMPLIFICATIONS = ("teleportAction", "selfWateringFlowerPots", "openContainers", "openDoors", "noElectricalAction")
+"""scienceworld 1.2.3's simplifications; ``"easy"`` means all of them."""
+
+RESET_OPTIONS = ("valid_actions", "simplifications")
+
+UNKNOWN_ACTION = "No known action matches that input."
+"""How ScienceWorld answers an action its parser does not understand."""
+
+
+def check_simplifications(value: object, task_name: str | None = None) -> str:
+    """A comma-separated simplification string as scienceworld takes it (``""`` for none)."""
+    if not isinstance(value, str):
+        raise ValueError(f"simplifications must be a comma-separated string such as 'easy', got {value!r}")
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in (*SIMPLIFICATIONS, "easy")]
+    if unknown:
+        raise ValueError(f"unknown simplification(s) {', '.join(unknown)}; known: easy, {', '.join(SIMPLIFICATIONS)}")
+    electrical = task_name is not None and ("power-component" in task_name or "conductivity" in task_name)
+    if electrical and "noElectricalAction" in names:
+        raise ValueError(f"task {task_name!r} needs electrical actions; drop the noElectricalAction simplification")
+    return ",".join(names)
+
+
+class SciWorldEnv:
+    """ScienceWorld's elementary-science tasks, one JVM per instance.
+
+    The first observation is the task description, a newline, and the answer
+    to ``look around``, as AgentGym's SciWorld client shows it. Actions are
+    ScienceWorld's text commands (``open door to kitchen``, ``focus on
+    thermometer``, ``wait1``, ...), answered by the simulator in its own words;
+    one it cannot parse gets ``No known action matches that input.`` and
+    ``info["invalid_action"] = True``.
+
+    The simulator scores progress from 0 to 100 (``info["score"]``). The reward
+    of a step is the change of score divided by 100, so an episode's rewards sum
+    to its final score / 100. Completing the task (score 100) terminates the
+    episode with ``info["won"] = True``; a wrong ``focus on`` drops the score to
+    -100 and terminates it as lost. Past ``step_limit`` simulator moves
+    (scienceworld's and AgentGym's 100; ``wait`` is 10 moves) it is truncated.
+
+    Task ``i`` is AgentGym's ``data_idx`` ``i`` (see :mod:`agenthub_env_sciworld.tasks`).
+    A task id fixes the world: the same id gives the same episode in any JVM,
+    whatever the seed; the seed only picks a train task when no id is given.
+
+    ``reset(options={"valid_actions": True})`` adds ``info["available_actions"]``
+    for that episode; it costs more than the step itself (see the README).
+
+    >>> env = SciWorldEnv()  # doctest: +SKIP
+    >>> observation, info = env.reset(task_id=0)  # doctest: +SKIP
+    >>> info["task_name"], info["variation"]  # doctest: +SKIP
+    ('boil', 0)
+    """
+
+    def __init__(
+        self,
+        *,
+        heap_mb: int = DEFAULT_HEAP_MB,
+        valid_actions: bool = False,
+        simplifications: str = "",
+        step_limit: int | None = DEFAULT_STEP_LIMIT,
+        java: str | None = None,
+        jvm_options: Sequence[str] = (),
+    ) -> None:
+        """Start the JVM.
+
+        Args:
+            heap_mb: the JVM's heap cap (``-Xmx``), in MB.
+            valid_actions: list ``available_actions`` in every episode unless a reset's options say otherwise.
+            simplifications: scienceworld's simplifications for every episode unless a reset's options say
+                otherwise, e.g. ``"easy"`` or ``"openDoors,teleportAction"``; AgentGym uses none.
+            step_limit: simulator moves after which the episode is truncated; ``None`` for no limit.
+            java: the ``java`` executable (default: ``$JAVA_HOME/bin/java``, else ``java`` on ``PATH``).
+            jvm_options: further JVM options, appended to the defaults.
+        """
+        if not isinstance(valid_actions, bool):
+            raise ValueError(f"valid_actions must be true or false, got {valid_actions!r}")
+        bad_limit = isinstance(step_limit, bool) or not isinstance(step_limit, int) or step_limit < 1
+        if step_limit is not None and bad_limit:
+            raise ValueError(f"step_limit must be a positive integer or None, got {step_limit!r}")
+        self.valid_actions = valid_actions
+        self.simplifications = check_simplifications(simplifications)
+        self.step_limit = step_limit
+        self._jvm = ScienceWorldJVM(heap_mb=heap_mb, java=java, options=jvm_options)
+        self._task: SciWorldTask | None = None
+        self._list_actions = False
+        self._score = 0
+        self._won = False
+        self._ended: tuple[bool, bool] | None = None
+        """``(terminated, truncated)`` of the step that ended the episode."""
+
+    @property
+    def jvm(self) -> ScienceWorldJVM:
+        return self._jvm
+
+    def reset(
+        self,
+        *,
+        task_id: TaskId | None = None,
+        seed: int | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown sciworld reset option(s) {unknown}; known options: {', '.join(RESET_OPTIONS)}")
+        list_actions = options.get("valid_actions", self.valid_actions)
+        if not isinstance(list_actions, bool):
+            raise ValueError(f"options['valid_actions'] must be true or false, got {list_actions!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        if task_id is None:
+            task_id = random.Random(DEFAULT_SEED if seed is None else seed).choice(TRAIN_IDS)
+        if isinstance(task_id, bool) or not isinstance(task_id, int) or not 0 <= task_id < NUM_TASK_IDS:
+            raise ValueError(
+                f"unknown sciworld task {task_id!r}: task ids are integers from 0 to {NUM_TASK_IDS - 1} "
+                f"(AgentGym's data_idx i is task i)"
+            )
+        task, variation = task_of(task_id)
+        simplifications = check_simplifications(options.get("simplifications", self.simplifications), task.name)
+        server = self._jvm.server
+        self._call(server.load, task.name, variation, simplifications, False)
+        look = self._call(server.step, "look around")
+        description = self._call(server.getTaskDescription)
+        self._task = task
+        self._list_actions = list_actions
+        self._score = self._read_score()
+        self._won = False
+        self._ended = None
+        info = self._info()
+        info.update(
+            task_name=task.name,
+            task_num=task.num,
+            variation=variation,
+            split=None if task.num in AGENTGYM_EXCLUDED else task.split_of(variation),
+            simplifications=simplifications,
+        )
+        return f"{description}\n{look}", info
+
+    def step(self, action: Action) -> StepTuple:
+        if self._task is None:
+            raise RuntimeError("step() called before reset(); reset the environment first")
+        if self._ended is not None:
+            text = "The episode is over. Reset to play again."
+            return text, 0.0, *self._ended, self._info(list_actions=False)
+        if not isinstance(action, str):
+            text = "ScienceWorld takes text actions such as 'look around' or 'open door to kitchen', not tool calls."
+            return text, 0.0, False, False, {**self._info(), "invalid_action": True}
+        server = self._jvm.server
+        # The parser matches whole words; runs of whitespace (a newline from a model) would defeat it.
+        observation = str(self._call(server.step, " ".join(action.split())))
+        score = self._read_score()
+        self._won = bool(self._call(server.getCompleted))
+        moves = int(self._call(server.getNumMoves))
+        reward = (score - self._score) / 100
+        self._score = score
+        terminated = self._won or score < 0
+        truncated = not terminated and self.step_limit is not None and moves > self.step_limit
+        if terminated or truncated:
+            self._ended = (terminated, truncated)
+        info = self._info()
+        info["moves"] = moves
+        if observation.startswith(UNKNOWN_ACTION):
+            info["invalid_action"] = True
+        return observation, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        self._jvm.close()
+        self._task = None
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _call(self, method: Callable[..., T], *args: Any) -> T:
+        try:
+            return method(*args)
+        except Py4JError as exc:
+            raise JVMError(self._jvm.describe_failure(exc)) from None
+
+    def _read_score(self) -> int:
+        # scienceworld's own conversion: a 0-1 float to a 0-100 integer.
+        return round(100 * float(self._call(self._jvm.server.getScore)))
+
+    def _info(self, *, list_actions: bool | None = None) -> dict[str, Any]:
+        info: dict[str, Any] = {"score": self._score, "won": self._won}
+        if self._list_actions if list_actions is None else list_actions:
+            info["available_actions"] = self.available_actions()
+        return info
+
+    def available_actions(self) -> list[str]:
+        """Every action that is valid now, sorted; one Java call and one string, not a py4j list walk."""
+        jvm = self._jvm
+        actions = self._call(jvm.server.getValidActionObjectCombinations)
+        joined = str(self._call(jvm.gateway.jvm.java.lang.String.join, "\n", actions))
+        return sorted({action for action in joined.split("\n") if action})
