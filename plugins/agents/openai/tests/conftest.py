@@ -57,6 +57,11 @@ class Received:
     def messages(self) -> list[dict[str, Any]]:
         return list(self.body["messages"])
 
+    @property
+    def prompt_token_ids(self) -> list[int]:
+        """The prompt as :meth:`ScriptedChatServer.tokenized` renders it."""
+        return render_chat(self.messages)
+
 
 Responder = Callable[[dict[str, Any]], Answer | Awaitable[Answer]]
 
@@ -94,6 +99,21 @@ class ScriptedChatServer:
 
     def enqueue(self, *answers: Answer) -> None:
         self.script.extend(answers)
+
+    def answer(
+        self,
+        body: dict[str, Any] | str,
+        *,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        delay_s: float = 0,
+    ) -> None:
+        """Queue any answer: a JSON (dict) or raw (str) body, sent after ``delay_s``."""
+        self.enqueue(Answer(status, body, headers or {}, delay_s))
+
+    def answer_of(self, content: str | None, *, delay_s: float = 0, **fields: Any) -> Answer:
+        """A 200 chat completion of ``content``, for responders (see :meth:`completion` for ``fields``)."""
+        return Answer(body=self.completion(content, **fields), delay_s=delay_s)
 
     def reply(self, content: str | None = None, **fields: Any) -> None:
         """Queue a 200 chat completion (see :meth:`completion` for ``fields``)."""
@@ -198,6 +218,7 @@ class ScriptedChatServer:
             self.app, log_level="warning", log_config=None, access_log=False, timeout_graceful_shutdown=1
         )
         self._server = server = uvicorn.Server(config)
+
         def run() -> None:
             # uvloop where installed (it is with agenthub on Linux): asyncio's own loop meets delayed ACKs here.
             with asyncio.Runner(loop_factory=_loop_factory()) as runner:

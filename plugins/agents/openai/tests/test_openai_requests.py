@@ -218,7 +218,7 @@ async def test_a_tool_mode_reply_without_a_call_is_a_parse_error_with_the_raw_te
 async def test_forcing_tool_calls_on_an_env_without_tools_fails_before_any_request(
     chat: ScriptedChatServer, make_agent: MakeAgent, guess_info: EnvInfo
 ) -> None:
-    with pytest.raises(ConfigError, match="advertises none; use agent.action_format=react"):
+    with pytest.raises(ConfigError, match=r"advertises none; use agent\.action_format=react"):
         make_agent(action_format="tool_call").start_episode(TASK, guess_info)
     assert chat.requests == []
 
