@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from typing import Any, Literal
 
 from agenthub import AgentReply, ConfigError, EnvInfo, Observation, Task, TokenTrace, ToolCall
@@ -22,6 +23,8 @@ from agenthub_agent_openai.errors import ActionParseError, ChatReplyError
 from agenthub_agent_openai.settings import OpenAISettings, describe_settings, load_settings
 
 log = logging.getLogger("agenthub.agent.openai")
+
+_CONVENTIONAL_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 Message = dict[str, Any]
 Mode = Literal["tool_call", "react", "raw"]
@@ -45,9 +48,11 @@ class OpenAIAgent:
         api_key = os.environ.get(self.settings.api_key_env or "") or None
         named = "api_key_env" in self.settings.model_fields_set
         if named and self.settings.api_key_env and api_key is None:
+            # Shown only if it looks like a variable name: a key given by mistake must not be echoed.
+            name = self.settings.api_key_env if _CONVENTIONAL_NAME.match(self.settings.api_key_env) else "NAME"
             raise ConfigError(
-                f"api_key_env={self.settings.api_key_env} names an environment variable that is not set or empty; "
-                f"export {self.settings.api_key_env}=<your key>, or pass api_key_env=null for a server without keys"
+                f"api_key_env names an environment variable ({name}) that is not set or empty; "
+                f"export {name}=<your key>, or pass api_key_env=null for a server without keys"
             )
         self.client = ChatCompletionsClient(self.settings, api_key)
 

@@ -100,7 +100,7 @@ async def test_the_concurrency_limit_holds_across_all_episodes(
     chat: ScriptedChatServer, make_agent: MakeAgent, guess_url: str
 ) -> None:
     async def respond(body: dict[str, Any]) -> Answer:
-        return chat.answer_of(f"Action: {await binary_search_move(body['messages'])}", delay_s=0.05)
+        return chat.answer_of(f"Action: {await binary_search_move(body['messages'])}", delay_s=0.02)
 
     chat.responder = respond
     async with EnvPool.from_urls([guess_url]) as pool:

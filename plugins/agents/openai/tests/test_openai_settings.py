@@ -71,6 +71,14 @@ def test_a_named_key_variable_that_is_unset_fails_at_construction(monkeypatch: p
         OpenAIAgent(api_key_env="AGENTHUB_TEST_MISSING_KEY")
 
 
+def test_a_key_that_could_pass_for_a_variable_name_is_not_echoed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("hf_abcdefghijklmnop1234", raising=False)
+    with pytest.raises(ConfigError) as caught:
+        OpenAIAgent(api_key_env="hf_abcdefghijklmnop1234")
+    assert "not set or empty; export NAME=<your key>" in str(caught.value)
+    assert "hf_abcdefghijklmnop1234" not in str(caught.value)
+
+
 def test_the_default_key_variable_may_be_unset_for_local_servers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert OpenAIAgent().client._headers().get("Authorization") is None
