@@ -8,6 +8,7 @@ message with the call's id; otherwise as a user message.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -188,17 +189,24 @@ class OpenAIEpisode:
             action = parse_raw(text)
         elif completion.tool_calls:
             call = completion.tool_calls[0]
-            action = tool_call_from_message(call, text)
-            call_id = call.get("id") or f"call_{len(self.turns)}"
-            # Echo only the call the env will answer: each tool_call_id needs its own tool message.
-            echoed = {**call, "id": call_id, "type": call.get("type", "function")}
-            self._pending = {"role": "assistant", "content": text, "tool_calls": [echoed]}
+            tool_call = tool_call_from_message(call, text)
+            call_id = str(call.get("id") or f"call_{len(self.turns)}")
+            # Echo only the call the env will answer (each tool_call_id needs its own tool message), and only
+            # the fields the API defines: a strict server refuses extras such as a streaming "index".
+            written = call["function"].get("arguments")
+            arguments = written if isinstance(written, str) and written.strip() else json.dumps(tool_call.arguments)
+            function = {"name": tool_call.name, "arguments": arguments}
+            self._pending = {
+                "role": "assistant",
+                "content": text,
+                "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+            }
             self._pending_call_id = call_id
             if len(completion.tool_calls) > 1:
                 log.warning(
                     "the model made %d tool calls at once; only the first is played", len(completion.tool_calls)
                 )
-            return action
+            return tool_call
         else:
             found = tool_call_from_text(text)
             if found is None:

@@ -169,7 +169,7 @@ async def test_tool_call_mode_sends_the_tools_and_answers_each_call_with_a_tool_
 ) -> None:
     episode = make_agent(tool_choice="required").start_episode(TASK, TOOLS_ENV)
     first_calls = [call("call_a", "guess", '{"number": 8}'), call("call_b", "guess", '{"number": 9}')]
-    chat.reply("Let me try 8.", tool_calls=first_calls, finish_reason="tool_calls")
+    chat.reply("Let me try 8.", tool_calls=[{**c, "index": i} for i, c in enumerate(first_calls)])
     chat.reply(None, tool_calls=[call(None, "guess", '{"number": 12}')], finish_reason="tool_calls")
     chat.reply(None, tool_calls=[call("call_c", "guess", "{}")])
 
@@ -184,7 +184,8 @@ async def test_tool_call_mode_sends_the_tools_and_answers_each_call_with_a_tool_
     assert request["tool_choice"] == "required"
     assert request["messages"][0] == {"role": "system", "content": "Use the tools."}  # no ReAct format here
     assert chat.chat_requests[2].messages[2:] == [
-        {"role": "assistant", "content": "Let me try 8.", "tool_calls": [first_calls[0]]},  # only the played call
+        # only the played call, and only the fields the API defines ("index" is dropped)
+        {"role": "assistant", "content": "Let me try 8.", "tool_calls": [first_calls[0]]},
         {"role": "tool", "tool_call_id": "call_a", "content": "8 is too low."},
         {"role": "assistant", "content": None, "tool_calls": [{**call("call_1", "guess", '{"number": 12}')}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "12 is too high."},  # an id made up where none came
