@@ -46,6 +46,7 @@ from agenthub.types import (
 if TYPE_CHECKING:
     from agenthub.make import make
     from agenthub.rollout.episode import play_episode
+    from agenthub.rollout.tokens import ContextLengthExceeded
     from agenthub.service.client import EnvClient, RemoteSession, SyncEnvClient
     from agenthub.service.gym_adapter import RemoteGymEnv
     from agenthub.service.launcher import LocalServer, ThreadedServer
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "make": "agenthub.make",
+    "ContextLengthExceeded": "agenthub.rollout.tokens",
     "play_episode": "agenthub.rollout.episode",
     "EnvClient": "agenthub.service.client",
     "RemoteSession": "agenthub.service.client",
@@ -85,6 +87,7 @@ __all__ = [
     "AgenthubError",
     "CommandSpec",
     "ConfigError",
+    "ContextLengthExceeded",
     "EnvClient",
     "EnvInfo",
     "EnvServerUnavailableError",

@@ -119,6 +119,10 @@ async def _evaluate(config: EvalConfig, agent: Any, agent_name: str, resume: Pat
         except BaseException:
             store.finish(status="interrupted")
             raise
+        finally:
+            aclose = getattr(agent, "aclose", None)  # agents holding connections (e.g. an HTTP client) close them
+            if callable(aclose):
+                await aclose()
         report = evaluate(store.trajectories(), k=config.k)
         result = {"overall": report.overall(), "per_task": report.per_task(), "run": summary.as_dict()}
         (store.path / "eval.json").write_text(json.dumps(result, indent=2, default=str))
