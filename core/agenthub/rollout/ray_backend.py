@@ -69,6 +69,13 @@ class RayBackendError(AgenthubError):
     """The Ray backend could not start, or lost every node worker before the run finished."""
 
 
+class NodeWorkerSetupError(AgenthubError):
+    """A node worker could not start its env servers or its agent; the message is the node's error.
+
+    It carries only text, so that it always crosses back to the driver (some exceptions do not pickle).
+    """
+
+
 def import_ray() -> ModuleType:
     """``ray``, or an error that says how to install it."""
     try:
@@ -136,7 +143,10 @@ class NodeWorker:
         """Start the servers and the agent if not yet done; where this worker runs."""
         async with self._setup_lock:
             if self._info is None:
-                await self._setup()
+                try:
+                    await self._setup()
+                except Exception as exc:
+                    raise NodeWorkerSetupError(f"{type(exc).__name__}: {exc}") from None
         assert self._info is not None
         return self._info
 
@@ -205,7 +215,6 @@ class _Worker:
     handle: Any
     state: WorkerState = WorkerState.STARTING
     info: NodeWorkerInfo | None = None
-    outstanding: int = 0
     episodes: int = 0
     deaths: int = 0
     last_error: str | None = None
@@ -221,7 +230,7 @@ class _Finished:
 class _BatchEnded:
     worker: _Worker
     unfinished: list[EpisodeRequest]
-    """Requests of the batch with no trajectory, because the worker died."""
+    """Requests of the batch that got no trajectory: the worker died before it sent them."""
     death: str | None = None
 
 
@@ -301,6 +310,11 @@ class RayRollout:
             raise AgenthubError(f"max_worker_restarts must be >= 0, got {max_worker_restarts}")
         if not isinstance(agent, str) and not callable(agent):
             raise AgenthubError(f"agent must be an agent name or a zero-argument factory, got {agent!r}")
+        if agent_kwargs and not isinstance(agent, str):
+            raise AgenthubError(
+                "agent_kwargs go with an agent name; bind a factory's arguments yourself, "
+                "e.g. functools.partial(MyAgent, model='m')"
+            )
         options = dict(executor_options or {})
         _check_executor_options(options)
         self.spec = NodeWorkerSpec(
@@ -332,6 +346,8 @@ class RayRollout:
 
     async def start(self) -> RayRollout:
         """Connect to Ray, place one worker on each node, wait until every one has its servers up."""
+        if self._ray is not None:
+            raise RayBackendError("this RayRollout is already started; close() it before starting it again")
         ray = self._ray = import_ray()
         if not ray.is_initialized():
             ray.init(address=self.address)
@@ -439,6 +455,7 @@ class RayRollout:
         events: asyncio.Queue[_Event] = asyncio.Queue()
         tasks: set[asyncio.Task[None]] = set()
         active = 0  # tasks whose last event has not been handled yet
+        outstanding: Counter[_Worker] = Counter()  # this stream's episodes handed to each worker, not yet back
         window = self.spec.concurrency + self.batch_size  # keep one batch waiting on every node
 
         def spawn(coroutine: Coroutine[Any, Any, None]) -> None:
@@ -452,12 +469,12 @@ class RayRollout:
             progress = True
             while queue and progress:  # one batch per node per round: fair from the first batch on
                 progress = False
-                ready = [w for w in self.workers if w.state is WorkerState.READY and w.outstanding < window]
+                ready = [w for w in self.workers if w.state is WorkerState.READY and outstanding[w] < window]
                 for worker in ready:
-                    size = min(self.batch_size, window - worker.outstanding, math.ceil(len(queue) / len(ready)))
+                    size = min(self.batch_size, window - outstanding[worker], math.ceil(len(queue) / len(ready)))
                     batch = [queue.popleft() for _ in range(min(size, len(queue)))]
                     if batch:
-                        worker.outstanding += len(batch)
+                        outstanding[worker] += len(batch)
                         spawn(self._run_batch(ray, worker, batch, events))
                         progress = True
 
@@ -466,7 +483,7 @@ class RayRollout:
             while active:
                 event = await events.get()
                 if isinstance(event, _Finished):
-                    event.worker.outstanding -= 1
+                    outstanding[event.worker] -= 1
                     event.worker.episodes += 1
                     trajectory = event.trajectory
                     if trajectory.key is not None and losses[trajectory.key]:
@@ -476,14 +493,15 @@ class RayRollout:
                 active -= 1
                 if isinstance(event, _BatchEnded):
                     worker = event.worker
-                    worker.outstanding -= len(event.unfinished)
+                    outstanding[worker] -= len(event.unfinished)
                     if event.death is not None:
                         for lost in self._lost(worker, event.unfinished, event.death, losses, queue):
                             yield lost
                         if worker.state is WorkerState.READY:  # the first of its batches to report the death
                             worker.state, worker.last_error = WorkerState.RECOVERING, event.death
                             worker.deaths += 1
-                            spawn(self._recover(worker, events))
+                            log.warning("Ray node worker on %s died: %s", worker.node_id, event.death)
+                            spawn(self._recover(ray, worker, events))
                 elif isinstance(event, _Recovered):
                     self._recovered(event)
                 else:
@@ -522,8 +540,8 @@ class RayRollout:
                     first_observation="",
                     outcome=Outcome.ENV_ERROR,
                     error=(
-                        f"the episode was in flight on {losses[request.key]} Ray node workers as they died "
-                        f"(max_worker_losses={self.max_worker_losses}); the last, on node {worker.node_id}: {death}"
+                        f"the Ray node worker running this episode died (losses: {losses[request.key]}, "
+                        f"max_worker_losses={self.max_worker_losses}); the last on node {worker.node_id}: {death}"
                     ),
                     provenance={
                         "agenthub_version": __version__,
@@ -535,14 +553,12 @@ class RayRollout:
                     attempts=losses[request.key],
                 )
             )
-        if unfinished:
-            log.warning(
-                "Ray node worker on %s died with %d episodes in flight (%d handed out again): %s",
-                worker.node_id,
-                len(unfinished),
-                len(unfinished) - len(given_up),
-                death,
-            )
+        log.info(
+            "%d episodes were in flight on the worker that died on %s; %d handed out again",
+            len(unfinished),
+            worker.node_id,
+            len(unfinished) - len(given_up),
+        )
         return given_up
 
     def _recovered(self, event: _Recovered) -> None:
@@ -576,14 +592,25 @@ class RayRollout:
             return
         await events.put(_BatchEnded(worker, list(unfinished.values())))
 
-    async def _recover(self, worker: _Worker, events: asyncio.Queue[_Event]) -> None:
+    async def _recover(self, ray: ModuleType, worker: _Worker, events: asyncio.Queue[_Event]) -> None:
         """Wait for Ray's restart of a crashed worker and for its fresh servers; or learn it is gone."""
-        try:
-            info = await asyncio.wait_for(worker.handle.ready.remote(), timeout=self.start_timeout_s)
-        except Exception as exc:  # died for good, its node left, or its restart could not set up
-            await events.put(_Recovered(worker, None, _reason(exc)))
-        else:
-            await events.put(_Recovered(worker, info))
+        deadline = asyncio.get_running_loop().time() + self.start_timeout_s
+        while True:
+            try:
+                info = await asyncio.wait_for(
+                    worker.handle.ready.remote(), timeout=deadline - asyncio.get_running_loop().time()
+                )
+            except ray.exceptions.ActorUnavailableError as exc:  # still restarting: ask again shortly
+                if asyncio.get_running_loop().time() + 0.5 >= deadline:
+                    await events.put(_Recovered(worker, None, f"not back within {self.start_timeout_s:g}s: {exc}"))
+                    return
+                await asyncio.sleep(0.5)
+            except Exception as exc:  # died for good, its node left, or its restart could not set up
+                await events.put(_Recovered(worker, None, _reason(exc)))
+                return
+            else:
+                await events.put(_Recovered(worker, info))
+                return
 
     # -- a whole run --------------------------------------------------------------------------
 
@@ -630,28 +657,14 @@ def _check_executor_options(options: Mapping[str, Any]) -> None:
 
 
 def _reason(exc: BaseException) -> str:
-    """The error as the user should read it: a worker's own exception, not Ray's wrapping of it."""
-    cause = getattr(exc, "cause", None)
+    """The error as the user should read it: a worker's own exception in full, or the gist of Ray's."""
+    cause = getattr(exc, "cause", None)  # a RayTaskError wraps what the worker raised
     if isinstance(cause, BaseException):
-        exc = cause
-    text = str(exc).strip()
-    first_line = text.splitlines()[0] if text else ""
-    return f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
+        return str(cause) if isinstance(cause, NodeWorkerSetupError) else f"{type(cause).__name__}: {cause}"
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
 async def _ignore_ray_errors(ray: ModuleType, ref: Any) -> None:
     with contextlib.suppress(ray.exceptions.RayError):
         await ref
-
-
-__all__ = [
-    "AgentFactory",
-    "NodeWorker",
-    "NodeWorkerInfo",
-    "NodeWorkerSpec",
-    "RayBackendError",
-    "RayNotInstalledError",
-    "RayRollout",
-    "collect_on_ray",
-    "import_ray",
-]
