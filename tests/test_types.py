@@ -41,3 +41,14 @@ def test_step_request_accepts_text_or_tool_call_and_forbids_extras() -> None:
 def test_step_result_done() -> None:
     assert StepResult(observation="", reward=0, terminated=False, truncated=True).done
     assert not StepResult(observation="", reward=0, terminated=False, truncated=False).done
+
+
+def test_errors_survive_pickling_across_processes() -> None:
+    import pickle
+
+    from agenthub.errors import EpisodeDoneError, UnknownNameError
+
+    unknown = pickle.loads(pickle.dumps(UnknownNameError("env", "gues", ["guess"], "guess", "install more")))
+    assert str(unknown) == "unknown env 'gues'; did you mean 'guess'?; installed envs: guess. install more"
+    done = pickle.loads(pickle.dumps(EpisodeDoneError(409, "episode_done", "the episode ended", "http://x")))
+    assert isinstance(done, EpisodeDoneError) and done.status == 409 and "the episode ended" in str(done)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class AgenthubError(Exception):
     """Base class of every error agenthub raises on purpose."""
@@ -30,10 +32,15 @@ class UnknownNameError(AgenthubError, LookupError):
         message = "; ".join(parts)
         if hint:
             message += f". {hint}"
+        self.hint = hint
         super().__init__(message)
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from its fields, so it crosses process boundaries (Ray, multiprocessing).
+        return (type(self), (self.kind, self.name, self.installed, self.suggestion, self.hint))
 
 
 class EnvServiceError(AgenthubError):
@@ -46,6 +53,9 @@ class EnvServiceError(AgenthubError):
         self.url = url
         where = f" from {url}" if url else ""
         super().__init__(f"HTTP {status} {code}{where}: {message}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.status, self.code, self.message, self.url))
 
 
 class SessionNotFoundError(EnvServiceError):
