@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import random
 import re
 import threading
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import textworld
+from jericho import UnsupportedGameWarning
 
 from agenthub.protocols import StepTuple
 from agenthub.types import Action, TaskId
 
 from .games import DEFAULT_GENERATION_TIMEOUT, GameCache
-from .tasks import TRAIN_STOP, GameSpec, game_spec
+from .tasks import GameSpec, draw_task, game_spec
 
 RESET_OPTIONS = ("admissible_commands", "walkthrough")
 """What ``reset(options=...)`` accepts, each a bool, default False."""
@@ -38,7 +39,8 @@ _GAPS = re.compile(r"\n{3,}")
 _WORD = re.compile(r"[a-z0-9-]+")
 
 _LOAD_LOCK = threading.Lock()
-"""Loading a game fills TextWorld's process-wide caches (knowledge base, grammars), which are not thread-safe."""
+"""Loading a game fills TextWorld's process-wide caches (knowledge base, grammars), which are not thread-safe;
+it also guards the process-wide warning filters while a game loads."""
 
 
 def clean_feedback(text: str) -> str:
@@ -137,12 +139,15 @@ class TextWorldEnv:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ValueError(f"seed must be an integer or None, got {seed!r}")
         if task_id is None:
-            task_id = random.Random(seed or 0).randrange(TRAIN_STOP)
+            task_id = draw_task(seed)
         spec = game_spec(task_id)
         game_file = self.cache.ensure(spec)
         if game_file != self._game_file or self._game is None:
             self.close()
-            with _LOAD_LOCK:
+            with _LOAD_LOCK, warnings.catch_warnings():
+                # jericho warns that every TextWorld game lacks its hand-made bindings; TextWorld's wrappers
+                # supply what they would. Under ``-W error`` that warning would make every reset fail.
+                warnings.simplefilter("ignore", UnsupportedGameWarning)
                 self._game = textworld.start(str(game_file), request_infos=self._infos)
             self._game_file = game_file
         self._infos.admissible_commands = chosen["admissible_commands"]

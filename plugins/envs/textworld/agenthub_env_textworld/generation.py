@@ -75,7 +75,7 @@ class _Worker:
             left = deadline - time.monotonic()
             ready, _, _ = select.select([out], [], [], max(left, 0))
             if not ready:
-                self.stop()
+                self.kill()
                 raise GenerationError(
                     f"generating a game took longer than {timeout:g}s and was stopped; "
                     "raise the env's generation_timeout if this level is known to be slow"
@@ -88,6 +88,17 @@ class _Worker:
         reply: dict[str, Any] = json.loads(line)
         return reply
 
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        self._close_pipes()
+
+    def _close_pipes(self) -> None:
+        for pipe in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError, ValueError):
+                if pipe is not None:
+                    pipe.close()
+
     def stop(self) -> None:
         with contextlib.suppress(OSError, ValueError):
             if self.process.stdin is not None:
@@ -97,8 +108,7 @@ class _Worker:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        self._close_pipes()
 
 
 class GeneratorPool:
@@ -141,7 +151,7 @@ class GeneratorPool:
                 try:
                     reply = worker.request(payload, timeout)
                 except BaseException:
-                    worker.stop()
+                    worker.kill()
                     raise
                 if reply is not None:
                     self._give_back(worker)
