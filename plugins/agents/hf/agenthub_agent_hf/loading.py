@@ -116,9 +116,10 @@ def load_model(path: str | Path, *, device: DeviceName = "auto", dtype: DtypeNam
         model = transformers.AutoModelForCausalLM.from_pretrained(
             directory, local_files_only=True, **{_dtype_keyword(): torch_dtype}
         )
-    except (OSError, ValueError, KeyError) as exc:
+    except Exception as exc:  # transformers raises OSError, ValueError, ImportError, ... for a bad directory
         raise ModelLoadError(
-            f"agent hf: cannot load a causal LM and tokenizer from {str(directory)!r}: {exc}; {_HOW_TO_GET_A_MODEL}"
+            f"agent hf: cannot load a causal LM and tokenizer from {str(directory)!r} "
+            f"({type(exc).__name__}: {exc}); {_HOW_TO_GET_A_MODEL}"
         ) from exc
     if getattr(tokenizer, "chat_template", None) is None:
         raise ModelLoadError(

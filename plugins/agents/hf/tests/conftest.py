@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
-from agenthub import LocalServer
+from agenthub import Action, EnvSpec, LocalServer, StepTuple, TaskId, ThreadedServer, get_plugin_host
 from agenthub.testing.tiny_model import build_tiny_model
 
 from agenthub_agent_hf import LoadedModel, load_model
@@ -47,8 +47,45 @@ def tokenizer(loaded: LoadedModel) -> Any:
 
 @pytest.fixture(scope="module")
 def guess_url() -> Iterator[str]:
+    """The built-in ``guess`` env served by a real ``agenthub serve`` child process."""
     with LocalServer("guess") as server:
         yield server.url
+
+
+class NumberedGuess:
+    """``guess`` with the task id in the first observation, so that greedy episodes differ from the start."""
+
+    def __init__(self) -> None:
+        self.env = get_plugin_host().env("guess").make()
+
+    def reset(
+        self, *, task_id: TaskId | None = None, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        text, info = self.env.reset(task_id=task_id, seed=seed, options=options)
+        return f"Game {task_id}. {text}", info
+
+    def step(self, action: Action) -> StepTuple:
+        return self.env.step(action)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+@pytest.fixture(scope="module")
+def numbered_guess_url() -> Iterator[str]:
+    guess = get_plugin_host().env("guess")
+    spec = EnvSpec(
+        name="guess-numbered",
+        factory=NumberedGuess,
+        splits=guess.resolved_splits(),
+        default_max_turns=guess.default_max_turns,
+        instructions=guess.instructions,
+    )
+    server = ThreadedServer(spec).start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

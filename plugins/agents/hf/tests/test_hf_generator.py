@@ -73,12 +73,12 @@ def test_sampled_logprobs_are_of_the_raw_distribution_at_temperature_one(
         assert_logprobs_are_the_models(score, prompt, generation)
 
 
-def test_processed_logprobs_are_of_the_distribution_sampled_from(
-    loaded: LoadedModel, prompts: list[list[int]]
-) -> None:
+def test_processed_logprobs_are_of_the_distribution_sampled_from(loaded: LoadedModel, prompts: list[list[int]]) -> None:
     temperature, top_p = 0.5, 0.6
     engine = generator(loaded, seed=5, logprobs="processed")
-    [generation] = engine.generate_batch(prompts[:1], SamplingParams(temperature=temperature, top_p=top_p, max_tokens=8))
+    [generation] = engine.generate_batch(
+        prompts[:1], SamplingParams(temperature=temperature, top_p=top_p, max_tokens=8)
+    )
     ids = prompts[0] + generation.token_ids
     with torch.inference_mode():
         logits = loaded.model(torch.tensor([ids])).logits[0].float() / temperature
@@ -180,7 +180,7 @@ async def test_requests_the_model_cannot_serve_are_refused_with_the_reason(
         await engine.generate([1, 100000], sampling)
     with pytest.raises(GenerationError, match="passes the model's max_position_embeddings=4096; lower max_context"):
         await engine.generate(prompts[0], SamplingParams(max_tokens=4096))
-    with pytest.raises(GenerationError, match="does not implement sampling setting.s. min_p; it supports"):
+    with pytest.raises(GenerationError, match=r"does not implement sampling setting\(s\) min_p; it supports"):
         await engine.generate(prompts[0], SamplingParams(max_tokens=4, min_p=0.1))  # type: ignore[call-arg]
     with pytest.raises(GenerationError, match="top_k must be a whole number >= 0"):
         await engine.generate(prompts[0], SamplingParams(max_tokens=4, top_k=-1))  # type: ignore[call-arg]

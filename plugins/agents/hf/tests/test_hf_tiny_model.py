@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -21,7 +22,7 @@ def test_the_directory_loads_offline_as_a_causal_lm_with_a_chat_tokenizer(
 ) -> None:
     path = build_tiny_model(tmp_path / "model", arch=arch, template=template)  # type: ignore[arg-type]
     model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    tokenizer: Any = AutoTokenizer.from_pretrained(path, local_files_only=True)
     assert model.config.model_type == arch
     assert model.get_input_embeddings().num_embeddings == len(tokenizer)
     assert model.config.eos_token_id == tokenizer.eos_token_id
