@@ -34,9 +34,10 @@ for the same text). What the directory loads as is what the model is.
 
 Its text is gibberish, but it has the real API, shapes, chat template and
 numerics, which is what rollout and training code need to be tested against.
-Building takes well under a second once ``torch`` and ``transformers`` are
-imported; they are imported inside the function, so ``agenthub`` itself never
-needs them.
+Building takes about 0.05-0.3 s once ``torch``, ``transformers`` and its
+Qwen2/Llama modelling code are imported (the first call pays for those imports,
+a few seconds on a slow CPU). They are imported inside the function, so
+``agenthub`` itself never needs them.
 
 Example::
 
