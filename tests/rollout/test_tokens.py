@@ -61,6 +61,11 @@ async def test_sampled_tokens_are_kept_exactly_and_env_turns_use_the_template(to
     assert [x for x, m in zip(logprobs, mask, strict=True) if m] == sampled_logprobs
     assert all(x == 0.0 for x, m in zip(logprobs, mask, strict=True) if not m)
     assert 0 < sum(mask) < len(mask)
+    # Each turn records its own sampled ids and logprobs too.
+    assert [t for turn in trajectory.turns for t in turn.token_ids or []] == [
+        t for g in engine.returned for t in g.token_ids
+    ]
+    assert [x for turn in trajectory.turns for x in turn.logprobs or []] == sampled_logprobs
     # The whole sequence is what the tokenizer's own template renders for the conversation.
     assert trace.prompt_ids + ids == render(tokenizer, conversation(trajectory), add_generation_prompt=False)
     # Each generation was conditioned on the trace so far (the prefix the trainer will score).

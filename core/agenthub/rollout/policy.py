@@ -140,4 +140,9 @@ class TokenEpisode:
             )
         self.assembler.add_model_turn(generation.token_ids, generation.logprobs)
         text = policy.tokenizer.decode(generation.token_ids, skip_special_tokens=True)
-        return AgentReply(action=policy.parse_action(text), text=text)
+        return AgentReply(
+            action=policy.parse_action(text),
+            text=text,
+            token_ids=list(generation.token_ids),
+            logprobs=None if generation.logprobs is None else list(generation.logprobs),
+        )
