@@ -110,6 +110,8 @@ class GameCache:
         final = self.game_dir(spec)
         if final.exists():  # an incomplete game from outside the cache's own writes; set it aside
             shutil.rmtree(final, ignore_errors=True)
+        for stale in self.dir.glob(f".tmp-{spec.name}-*"):  # we hold the lock: these writers died
+            shutil.rmtree(stale, ignore_errors=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".tmp-{spec.name}-", dir=self.dir))
         try:
             generator_pool().generate(

@@ -159,8 +159,9 @@ class GeneratorPool:
                 worker.stop()
             else:
                 raise GenerationError(
-                    f"the generator process for {challenge} seed {seed} died without answering; "
-                    "check that textworld is installed in this interpreter (python -c 'import textworld')"
+                    f"the generator process (python -m agenthub_env_textworld._worker) for {challenge} seed {seed} "
+                    "died without answering; check that `python -c 'import textworld, agenthub_env_textworld'` "
+                    "works with this interpreter"
                 )
         if not reply.get("ok"):
             raise GenerationError(

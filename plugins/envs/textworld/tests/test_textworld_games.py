@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agenthub_env_textworld import games
+from agenthub_env_textworld.__main__ import main as pregenerate_main
 from agenthub_env_textworld._worker import RESEED_STEP
 from agenthub_env_textworld.games import CACHE_ENV_VAR, GameCache, default_cache_dir
 from agenthub_env_textworld.generation import GenerationError, generator_pool, shutdown_generators
@@ -79,6 +80,7 @@ def test_threads_that_miss_the_same_game_generate_it_once(tmp_path: Path, counti
 _PROCESS = """
 import json, sys
 from agenthub_env_textworld import games
+from agenthub_env_textworld.__main__ import main as pregenerate_main
 from agenthub_env_textworld.tasks import game_spec
 calls = []
 real = games.generator_pool
@@ -129,7 +131,9 @@ def test_a_failed_generation_leaves_no_partial_game(tmp_path: Path, monkeypatch:
     assert not cache.game_dir(CHEAP).exists()
     assert leftovers(cache) == []
     monkeypatch.undo()
+    (cache.dir / f".tmp-{CHEAP.name}-from-a-killed-process").mkdir()
     assert cache.ensure(CHEAP).stat().st_size > 1000
+    assert leftovers(cache) == []  # the next generation of the game clears what a dead writer left
 
 
 def test_workers_generate_byte_identical_games(tmp_path: Path) -> None:
@@ -183,3 +187,28 @@ def test_an_unwritable_cache_dir_says_how_to_choose_another(tmp_path: Path) -> N
 def test_a_non_positive_timeout_is_refused() -> None:
     with pytest.raises(ValueError, match="must be > 0"):
         GameCache(os.devnull, timeout=0)
+
+
+def test_pregenerate_fills_the_cache_and_skips_what_is_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["pregenerate", "--cache-dir", str(tmp_path), "--split", "train", "--family", "treasure_hunter"]
+    args += ["--level", "1", "--count", "2"]
+    assert pregenerate_main(args) == 0
+    assert capsys.readouterr().out.startswith("2 games, 2 to generate into ")
+    cache = GameCache(tmp_path)
+    assert all(cache.cached(game_spec(task_id("train", "treasure_hunter", 1, i))) for i in (0, 1))
+    assert pregenerate_main(args) == 0
+    assert capsys.readouterr().out.startswith("2 games, 0 to generate into ")
+
+
+def test_pregenerate_refuses_a_count_beyond_the_split(capsys: pytest.CaptureFixture[str]) -> None:
+    assert pregenerate_main(["pregenerate", "--split", "test", "--count", "101"]) == 2
+    assert "--count must be 1 to 100 for split 'test'" in capsys.readouterr().err
+
+
+def test_python_dash_m_runs_the_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "agenthub_env_textworld", "--help"], capture_output=True, text=True, check=True
+    )
+    assert "pregenerate" in result.stdout
