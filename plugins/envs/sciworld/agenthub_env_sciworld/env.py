@@ -56,8 +56,9 @@ class SciWorldEnv:
     ``info["invalid_action"] = True``.
 
     The simulator scores progress from 0 to 100 (``info["score"]``). The reward
-    of a step is the change of score divided by 100, so an episode's rewards sum
-    to its final score / 100. Completing the task (score 100) terminates the
+    of a step is the change of score divided by 100, counted from 0 (a few
+    tasks start with a point or two, which the first step pays), so an
+    episode's rewards sum to its final score / 100: AgentGym-RL's reward. Completing the task (score 100) terminates the
     episode with ``info["won"] = True``; a wrong ``focus on`` drops the score to
     -100 and terminates it as lost. Past ``step_limit`` simulator moves
     (scienceworld's and AgentGym's 100; ``wait`` is 10 moves) it is truncated.
@@ -108,6 +109,8 @@ class SciWorldEnv:
         self._task: SciWorldTask | None = None
         self._list_actions = False
         self._score = 0
+        self._paid = 0
+        """The score the rewards so far add up to (times 100)."""
         self._won = False
         self._ended: tuple[bool, bool] | None = None
         """``(terminated, truncated)`` of the step that ended the episode."""
@@ -148,6 +151,7 @@ class SciWorldEnv:
         self._task = task
         self._list_actions = list_actions
         self._score = self._read_score()
+        self._paid = 0
         self._won = False
         self._ended = None
         info = self._info()
@@ -175,8 +179,8 @@ class SciWorldEnv:
         score = self._read_score()
         self._won = bool(self._call(server.getCompleted))
         moves = int(self._call(server.getNumMoves))
-        reward = (score - self._score) / 100
-        self._score = score
+        reward = (score - self._paid) / 100
+        self._score = self._paid = score
         terminated = self._won or score < 0
         truncated = not terminated and self.step_limit is not None and moves > self.step_limit
         if terminated or truncated:

@@ -28,10 +28,9 @@ def sciworld_env() -> Iterator[SciWorldEnv]:
 
 
 @pytest.fixture(scope="session")
-def sciworld_oracle() -> Iterator[SciWorldOracle]:
-    oracle = SciWorldOracle()
-    yield oracle
-    oracle.close()
+def sciworld_oracle() -> SciWorldOracle:
+    """One oracle for the session, so that each task's gold path is computed once."""
+    return SciWorldOracle()
 
 
 @pytest.fixture(scope="session")

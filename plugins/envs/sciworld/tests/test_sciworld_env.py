@@ -56,6 +56,14 @@ def test_the_gold_path_wins_with_rewards_summing_to_one(
     assert after[1:4] == (0.0, True, False) and "Reset to play again" in after[0]
 
 
+def test_a_score_the_start_already_has_is_paid_by_the_first_step(sciworld_env: SciWorldEnv) -> None:
+    _, info = sciworld_env.reset(task_id=task_id_of("find-plant", 150))
+    assert info["score"] == 8
+    _, reward, *_, info = sciworld_env.step("look around")
+    assert reward == pytest.approx(0.08) and info["score"] == 8
+    assert sciworld_env.step("look around")[1] == 0.0
+
+
 def test_focusing_on_the_wrong_thing_loses(sciworld_env: SciWorldEnv) -> None:
     sciworld_env.reset(task_id=FIND_LIVING_THING_0)
     _, first_reward, *_ = sciworld_env.step("open door to kitchen")
