@@ -27,6 +27,9 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             ),
             version=__version__,
             oracle="textworld-oracle",
+            # A reset on a cold cache generates its game (seconds), and a burst of them queues behind the
+            # few generator workers; 300 s, the default, can run out before the last one's turn.
+            service_defaults={"step_timeout": 900.0},
         )
     )
 

@@ -16,6 +16,7 @@ def test_env_is_registered_with_its_turn_limit_splits_and_oracle(textworld_spec:
     splits = textworld_spec.resolved_splits()
     assert list(splits) == ["train", "test"]
     assert (splits["train"].count, splits["test"].count) == (15_000, 1_500)
+    assert textworld_spec.service_defaults == {"step_timeout": 900.0}  # resets may wait for generation
     env = textworld_spec.make()
     assert isinstance(env, TextWorldEnv)
     env.close()
