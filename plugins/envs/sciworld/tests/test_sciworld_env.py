@@ -12,7 +12,7 @@ from agenthub_env_sciworld.oracle import SciWorldOracle
 from agenthub_env_sciworld.tasks import NUM_TASK_IDS, TRAIN_IDS, task_id_of
 
 FIND_LIVING_THING_0 = task_id_of("find-living-thing", 0)  # 2936
-PROBE = ["look around", "open door to kitchen", "go to kitchen", "look around", "inventory", "focus on sink"]
+PROBE = ["open door to kitchen", "go to kitchen", "look around", "inventory", "focus on sink"]
 
 
 def play(env: SciWorldEnv, task_id: int, actions: list[str], **options: object) -> list[object]:

@@ -14,6 +14,8 @@ from agenthub_env_sciworld.env import UNKNOWN_ACTION
 from agenthub_env_sciworld.oracle import SciWorldOracle
 from agenthub_env_sciworld.tasks import task_id_of
 
+CACHED_TASKS = [("find-living-thing", 0), ("find-plant", 150), ("use-thermometer", 405)]
+
 
 def jvm_pids(parent: psutil.Process | None = None) -> set[int]:
     """ScienceWorld JVMs that are children of ``parent`` (default: this process)."""
