@@ -32,7 +32,7 @@ LAYOUT_VERSION = 1
 """Bumped whenever the games a task id generates change; old caches are then left alone, not reused."""
 
 DEFAULT_GENERATION_TIMEOUT = 240.0
-"""Seconds one game may take to generate (below the service's default step_timeout of 300 s)."""
+"""Seconds one game may take to generate: the levels here take 15 s at worst, so it only stops a stuck one."""
 
 
 def default_cache_dir() -> Path:
