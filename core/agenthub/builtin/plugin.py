@@ -8,7 +8,7 @@ from agenthub._version import __version__
 from agenthub.hookimpl import hookimpl
 from agenthub.specs import AgentSpec, EnvSpec, HorizonSpec
 
-from . import guess
+from . import guess, trail
 
 
 @hookimpl
@@ -28,6 +28,18 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             ),
         )
     )
+    register(
+        EnvSpec(
+            name="trail",
+            factory="agenthub.builtin.trail:TrailEnv",
+            splits=trail.SPLITS,
+            default_max_turns=3,
+            description="Follow the signs past 3 forks (built in; a tiny model learns it on a CPU).",
+            version=__version__,
+            oracle="trail-oracle",
+            instructions=trail.INSTRUCTIONS,
+        )
+    )
 
 
 @hookimpl
@@ -39,6 +51,15 @@ def agenthub_register_agents(register: Callable[[AgentSpec], None]) -> None:
             description="Binary search; wins every guess task.",
             version=__version__,
             env="guess",
+        )
+    )
+    register(
+        AgentSpec(
+            name="trail-oracle",
+            factory="agenthub.builtin.trail:TrailOracle",
+            description="Follows every sign; wins every trail task.",
+            version=__version__,
+            env="trail",
         )
     )
     register(

@@ -51,6 +51,22 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", default=None, metavar="RUN_DIR", help="finish an interrupted run")
 
 
+def _configure_run(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "trainer=trl env=trail steps=30 model=PATH horizon.kind=stepwise horizon.rounds=[1,2,3]")
+    parser.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a run from its last checkpoint")
+    parser.add_argument("--dry-run", action="store_true", help="print the resolved config and plan; train nothing")
+
+
+def _configure_export(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("format", choices=["sft", "parquet"], help="sft: chat JSONL; parquet: raw trajectories")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20250101-120000-abc123")
+    parser.add_argument("--only-success", action="store_true", help="only episodes whose outcome is success")
+    parser.add_argument("-o", "--output", default=None, metavar="FILE", help="default: RUN_DIR/sft.jsonl")
+    parser.add_argument(
+        "--system-prompt", default=None, metavar="TEXT", help="default: the env's instructions; '' for none"
+    )
+
+
 @hookimpl
 def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
@@ -95,6 +111,24 @@ def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
             "Score an agent on an env's tasks: Avg@k, Pass@k and unbiased pass@k; saves the run.",
             _configure_eval,
             _lazy("agenthub.cli.eval_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "run",
+            "Train on an env with an installed trainer plugin (trainer=trl runs on a CPU); saves the run.",
+            _configure_run,
+            _lazy("agenthub.cli.run_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "export",
+            "Export a run's trajectories: chat JSONL for SFT (--only-success) or Parquet.",
+            _configure_export,
+            _lazy("agenthub.cli.export_command", "run"),
             __version__,
         )
     )

@@ -1,0 +1,51 @@
+"""``agenthub run trainer=NAME env=NAME [key=value ...]``: train with an installed trainer plugin.
+
+The command only resolves the settings and hands them to the trainer: it
+never imports an RL framework. What the trainer receives is one mapping:
+
+* the YAML file given with ``--config``, then the ``key=value`` overrides;
+* with ``--resume RUN_DIR``: the run's stored ``config.yaml``, then the
+  overrides, plus ``resume: RUN_DIR`` (the trainer decides which settings may
+  change on resume, e.g. more ``steps``).
+
+``trainer`` stays in the mapping, so a trainer can check it was meant.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from agenthub.config import deep_merge, load_yaml, parse_overrides
+from agenthub.errors import ConfigError
+from agenthub.plugins import get_plugin_host
+from agenthub.rollout.store import RunStore
+
+
+def resolve_run_config(overrides: list[str], *, config_file: str | None, resume: str | None) -> dict[str, Any]:
+    """The mapping a trainer gets: stored config (on resume) or the file, then the overrides."""
+    if resume is not None:
+        if config_file is not None:
+            raise ConfigError(
+                "--resume continues a run with its stored config.yaml; drop --config (key=value overrides still apply)"
+            )
+        base = RunStore.existing(resume).config()
+    else:
+        base = load_yaml(config_file) if config_file is not None else {}
+    config = deep_merge(base, parse_overrides(overrides))
+    if resume is not None:
+        config["resume"] = resume
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    config = resolve_run_config(args.overrides, config_file=args.config, resume=args.resume)
+    host = get_plugin_host()
+    name = config.get("trainer")
+    if not isinstance(name, str) or not name:
+        installed = ", ".join(host.trainers.names()) or "(none; pip install agenthub-trainer-trl for the CPU default)"
+        raise ConfigError(
+            f"agenthub run needs trainer=NAME, e.g. trainer=trl env=trail; installed trainers: {installed}"
+        )
+    trainer = host.trainer(name).make()
+    return int(trainer.run(config, dry_run=args.dry_run))

@@ -1,0 +1,254 @@
+"""GRPO with TRL's ``GRPOTrainer``, its rollout replaced by the hub executor.
+
+One training step: ``tasks_per_step`` tasks of the env's split, each played
+``num_generations`` times (the GRPO group) by the model being trained, with
+the turn limit the horizon schedule gives for this step; then one optimizer
+step on those episodes, env tokens masked out of the loss.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agenthub.errors import ConfigError
+from agenthub.plugins import get_plugin_host
+from agenthub.protocols import HorizonSchedule
+from agenthub.rollout.horizon import FixedHorizon, build_horizon
+from agenthub.rollout.policy import GenerateFn, SamplingParams
+from agenthub.rollout.pool import EnvPool
+from agenthub.rollout.store import RunStore
+from agenthub.rollout.tokens import ChatTemplateDeltas
+from agenthub.types import EnvInfo, Task, TaskId, TaskList
+
+from agenthub_trainer_trl.config import TrlConfig
+from agenthub_trainer_trl.generate import ModelGenerator, VLLMGenerator
+from agenthub_trainer_trl.metrics import CURVE_FILE, MetricsCallback, env_reward, plot_learning_curve
+from agenthub_trainer_trl.rollout import HubRollout, task_prompt
+from agenthub_trainer_trl.runs import (
+    CHECKPOINTS_DIR,
+    CPU_SETTINGS,
+    FINAL_MODEL_DIR,
+    TENSORBOARD_DIR,
+    TINY_MODEL_DIR,
+    last_checkpoint,
+    model_path,
+    on_cpu,
+    open_run,
+)
+
+
+def split_ids(listing: TaskList) -> list[TaskId]:
+    if listing.ids is not None:
+        return list(listing.ids)
+    assert listing.start is not None and listing.stop is not None
+    return list(range(listing.start, listing.stop))
+
+
+def horizon_for(config: TrlConfig, info: EnvInfo) -> HorizonSchedule:
+    """The configured schedule, or the env's own turn limit at every step."""
+    if config.horizon is None:
+        return FixedHorizon(turns=info.default_max_turns)
+    return build_horizon(config.horizon, get_plugin_host().horizon)
+
+
+def stop_token_ids(tokenizer: Any, model: Any) -> list[int]:
+    """Where a model turn ends: the tokenizer's eos, the model's eos ids, and the template's end-of-turn token."""
+    ids: set[int] = set()
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    configured = getattr(model.generation_config, "eos_token_id", None)
+    if configured is not None:
+        ids.update(int(i) for i in (configured if isinstance(configured, list) else [configured]))
+    end_of_turn = ChatTemplateDeltas(tokenizer).assistant_close[0]
+    if end_of_turn in set(tokenizer.all_special_ids):  # a plain token (e.g. a newline) would cut turns short
+        ids.add(int(end_of_turn))
+    return sorted(ids)
+
+
+async def open_pool(config: TrlConfig) -> EnvPool:
+    urls = [config.url] if isinstance(config.url, str) else config.url
+    if urls:
+        return EnvPool.from_urls(urls, token=config.token, capacity=max(1, config.concurrency // len(urls) + 1))
+    overrides = {"token": config.token} if config.token else None
+    return await EnvPool.launch(
+        config.env, processes=config.processes, capacity=max(config.concurrency, 8), overrides=overrides
+    )
+
+
+def grpo_args(config: TrlConfig, output_dir: Path) -> Any:
+    from trl import GRPOConfig
+
+    settings: dict[str, Any] = {
+        "output_dir": str(output_dir),
+        "max_steps": config.steps,
+        "per_device_train_batch_size": config.episodes_per_step,
+        "gradient_accumulation_steps": 1,
+        "num_generations": config.num_generations,
+        "learning_rate": config.learning_rate,
+        "lr_scheduler_type": "constant",
+        "beta": config.beta,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "top_k": 0,
+        "max_completion_length": config.max_tokens,
+        "logging_steps": config.logging_steps,
+        "save_strategy": "steps",
+        "save_steps": config.save_steps,
+        "save_total_limit": config.save_total_limit,
+        "seed": config.seed,
+        "report_to": [],
+        **(CPU_SETTINGS if on_cpu() else {}),
+        "use_vllm": config.use_vllm,
+        "vllm_mode": config.vllm_mode,
+        "disable_tqdm": True,
+        **config.trl,
+    }
+    try:
+        return GRPOConfig(**settings)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"TRL rejected the GRPO settings: {exc}; check the trl.* keys") from None
+
+
+def build_trainer(
+    config: TrlConfig, store: RunStore, runner: asyncio.Runner, pool: EnvPool, *, key_suffix: str = ""
+) -> tuple[Any, HubRollout]:
+    """A ``GRPOTrainer`` whose rollout plays the env's episodes through ``pool``, and that rollout."""
+    from datasets import Dataset
+    from torch.utils.tensorboard import SummaryWriter
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
+    from transformers.integrations import TensorBoardCallback
+    from trl import GRPOTrainer
+
+    path = model_path(config, store.path)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    info = runner.run(pool.info())
+    if config.split not in info.splits:
+        raise ConfigError(f"env {info.name!r} has no split {config.split!r}; it has: {', '.join(info.splits)}")
+    ids = split_ids(runner.run(pool.endpoints[0].client.tasks(config.split)))
+    dataset = Dataset.from_dict(
+        {"prompt": [task_prompt(Task(env=info.name, task_id=i, split=config.split)) for i in ids]}
+    )
+    stops = stop_token_ids(tokenizer, model)
+    pad = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else stops[0])
+
+    def make_generate(trainer: Any) -> GenerateFn:
+        if config.use_vllm:
+            return VLLMGenerator(trainer, stop_token_ids=stops)
+        return ModelGenerator(
+            lambda: trainer.accelerator.unwrap_model(trainer.model), pad_token_id=pad, stop_token_ids=stops
+        )
+
+    rollout = HubRollout(
+        runner=runner,
+        pool=pool,
+        tokenizer=tokenizer,
+        make_generate=make_generate,
+        horizon=horizon_for(config, info),
+        sampling=SamplingParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens),
+        max_context=config.max_context,
+        system_prompt=None,  # the env's instructions, as served in /v1/info
+        store=store,
+        concurrency=config.concurrency,
+        max_attempts=config.max_attempts,
+        episode_timeout_s=config.episode_timeout_s,
+        key_suffix=key_suffix,
+        provenance={"trainer": "trl", "run_id": store.run_id, "model": config.model or TINY_MODEL_DIR},
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[env_reward],
+        args=grpo_args(config, store.path / CHECKPOINTS_DIR),
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        rollout_func=rollout,
+        callbacks=[
+            MetricsCallback(store),
+            TensorBoardCallback(SummaryWriter(log_dir=str(store.path / TENSORBOARD_DIR))),
+        ],
+    )
+    trainer.remove_callback(PrinterCallback)  # MetricsCallback prints a shorter line
+    return trainer, rollout
+
+
+TrainerHook = Callable[[Any], None]
+
+
+def run_grpo(config: TrlConfig, *, on_trainer: TrainerHook | None = None) -> int:
+    """Train; ``on_trainer(trainer)`` may inspect or extend the ``GRPOTrainer`` before it starts."""
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL 1.x; we know
+    if config.url is None:
+        get_plugin_host().env(config.env)  # an unknown env fails here, with suggestions, before a run is made
+    store, key_suffix = open_run(config)
+    started = time.monotonic()
+    status = "failed"
+    rollout: HubRollout | None = None
+    checkpoint = last_checkpoint(store.path) if config.resume else None
+    try:
+        with asyncio.Runner() as runner:
+            pool = runner.run(open_pool(config))
+            runner.run(pool.__aenter__())
+            try:
+                trainer, rollout = build_trainer(config, store, runner, pool, key_suffix=key_suffix)
+                if on_trainer is not None:
+                    on_trainer(trainer)
+                trainer.train(resume_from_checkpoint=checkpoint)
+                trainer.save_model(str(store.path / FINAL_MODEL_DIR))
+                trainer.processing_class.save_pretrained(str(store.path / FINAL_MODEL_DIR))
+            finally:
+                runner.run(pool.close())
+        status = "finished"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        summary = summarize(store, rollout_history(rollout), time.monotonic() - started)
+        store.finish(summary, status=status)
+    report(store, summary, resumed=checkpoint is not None)
+    return 0
+
+
+def rollout_history(rollout: HubRollout | None) -> list[dict[str, Any]]:
+    if rollout is None:
+        return []
+    return [
+        {"step": s.step, "success": s.success_rate, "turns": s.mean_turns, "max_turns": s.max_turns}
+        for s in rollout.history
+    ]
+
+
+def summarize(store: RunStore, history: list[dict[str, Any]], elapsed_s: float) -> dict[str, Any]:
+    """Summary for run.json; draws the learning curve when there is one."""
+    records = store.metrics()
+    summary: dict[str, Any] = {"elapsed_s": round(elapsed_s, 1), "rollouts": len(history)}
+    if history:
+        summary["first_step"] = history[0]
+        summary["last_step"] = history[-1]
+    if any("reward" in r for r in records):
+        plot_learning_curve(records, store.path / CURVE_FILE, title=f"trl GRPO · run {store.path.name}")
+        summary["learning_curve"] = CURVE_FILE
+    return summary
+
+
+def report(store: RunStore, summary: dict[str, Any], *, resumed: bool) -> None:
+    first, last = summary.get("first_step"), summary.get("last_step")
+    lines = [f"run saved in {store.path}"]
+    if first and last:
+        what = "since resuming" if resumed else "over the run"
+        lines.append(
+            f"success {_rate(first['success'])} at step {first['step']} -> {_rate(last['success'])} at step "
+            f"{last['step']} ({what}; {summary['elapsed_s']:.0f}s)"
+        )
+    if "learning_curve" in summary:
+        lines.append(f"learning curve: {store.path / CURVE_FILE}")
+    lines.append(f"model: {store.path / FINAL_MODEL_DIR}   continue: agenthub run --resume {store.path} steps=N")
+    print("\n".join(lines))
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"

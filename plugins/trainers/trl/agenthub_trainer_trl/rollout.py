@@ -1,0 +1,189 @@
+"""TRL's ``rollout_func``, answered by the hub executor.
+
+``GRPOTrainer`` hands the rollout function its slice of prompts, each repeated
+``num_generations`` times in a row (one GRPO group). Here a prompt is a task
+(its JSON); each one becomes one episode, played by the model being trained
+through :class:`~agenthub.rollout.policy.TokenPolicy`, so the tokens TRL trains
+on are exactly the ones sampled. The answer is, per episode:
+
+* ``prompt_ids``: system prompt and first observation, in the model's chat template;
+* ``completion_ids``: every model turn as sampled, with the env's answers between them;
+* ``env_mask``: 1 on sampled tokens, 0 on env and template tokens (TRL leaves 0s out of the loss);
+* ``logprobs``: the sampling logprobs, aligned with ``completion_ids``;
+* ``env_reward``, ``success``, ``turns``, ``max_turns``: forwarded to the reward function.
+
+Episodes that failed for infrastructure reasons get reward None (TRL gives
+them no advantage) and an all-zero mask: they are never trained on. Every
+trajectory is also written to the run's store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenthub.protocols import HorizonSchedule
+from agenthub.rollout.executor import EpisodeRequest, Executor
+from agenthub.rollout.policy import GenerateFn, SamplingParams, TokenPolicy
+from agenthub.rollout.pool import EnvPool
+from agenthub.rollout.store import RunStore
+from agenthub.types import Outcome, Task, Trajectory
+
+
+def task_prompt(task: Task) -> str:
+    """The dataset's prompt for ``task``: the task itself, which the rollout turns into an episode."""
+    return task.model_dump_json(exclude_defaults=True)
+
+
+@dataclass
+class StepStats:
+    """What one rollout did, for logs and metrics."""
+
+    step: int
+    max_turns: int
+    outcomes: dict[str, int] = field(default_factory=dict)
+    success_rate: float | None = None
+    mean_turns: float | None = None
+    mean_reward: float | None = None
+
+
+def rollout_batch(trajectories: Sequence[Trajectory], *, pad_token_id: int) -> dict[str, list[Any]]:
+    """TRL's rollout answer for ``trajectories`` (in prompt order)."""
+    batch: dict[str, list[Any]] = {
+        key: []
+        for key in (
+            "prompt_ids",
+            "completion_ids",
+            "logprobs",
+            "env_mask",
+            "env_reward",
+            "success",
+            "turns",
+            "max_turns",
+        )
+    }
+    for trajectory in trajectories:
+        trace = trajectory.tokens
+        usable = trajectory.trainable and trace is not None and bool(trace.response_ids)
+        if trace is not None and trace.response_ids:
+            prompt, completion, logprobs = trace.prompt_ids, trace.response_ids, trace.logprobs
+            mask = trace.response_mask if usable else [0] * len(completion)
+        else:  # no model turn at all (e.g. the env failed at reset): one masked pad token, never trained
+            prompt = trace.prompt_ids if trace is not None and trace.prompt_ids else [pad_token_id]
+            completion, logprobs, mask = [pad_token_id], [0.0], [0]
+        batch["prompt_ids"].append(list(prompt))
+        batch["completion_ids"].append(list(completion))
+        batch["logprobs"].append(list(logprobs))
+        batch["env_mask"].append(list(mask))
+        batch["env_reward"].append(trajectory.reward if usable else None)
+        batch["success"].append(float(trajectory.outcome is Outcome.SUCCESS) if usable else None)
+        batch["turns"].append(len(trajectory.turns))
+        batch["max_turns"].append(trajectory.task.max_turns)
+    return batch
+
+
+def step_stats(step: int, max_turns: int, trajectories: Sequence[Trajectory]) -> StepStats:
+    stats = StepStats(step=step, max_turns=max_turns)
+    for t in trajectories:
+        stats.outcomes[t.outcome.value] = stats.outcomes.get(t.outcome.value, 0) + 1
+    trainable = [t for t in trajectories if t.trainable]
+    if trainable:
+        stats.success_rate = sum(t.outcome is Outcome.SUCCESS for t in trainable) / len(trainable)
+        stats.mean_turns = statistics.fmean(len(t.turns) for t in trainable)
+        stats.mean_reward = statistics.fmean(t.reward for t in trainable)
+    return stats
+
+
+class HubRollout:
+    """The ``rollout_func`` passed to ``GRPOTrainer``: one hub-executor episode per prompt.
+
+    ``make_generate(trainer)`` builds the token-in/token-out function over the
+    trainer's model on the first call (the trainer does not exist before).
+    The event loop lives in ``runner`` for the whole run, so env connections
+    and servers are reused from step to step.
+    """
+
+    def __init__(
+        self,
+        *,
+        runner: asyncio.Runner,
+        pool: EnvPool,
+        tokenizer: Any,
+        make_generate: Callable[[Any], GenerateFn],
+        horizon: HorizonSchedule,
+        sampling: SamplingParams,
+        max_context: int,
+        system_prompt: str | None,
+        store: RunStore | None,
+        concurrency: int = 64,
+        max_attempts: int = 3,
+        episode_timeout_s: float | None = None,
+        key_suffix: str = "",
+        provenance: dict[str, Any] | None = None,
+    ) -> None:
+        self.runner = runner
+        self.pool = pool
+        self.tokenizer = tokenizer
+        self.make_generate = make_generate
+        self.horizon = horizon
+        self.sampling = sampling
+        self.max_context = max_context
+        self.system_prompt = system_prompt
+        self.store = store
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.episode_timeout_s = episode_timeout_s
+        self.key_suffix = key_suffix
+        self.provenance = provenance or {}
+        self.pad_token_id = int(
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        )
+        self.executor: Executor | None = None
+        self.history: list[StepStats] = []
+        self._calls = 0
+
+    def _executor(self, trainer: Any) -> Executor:
+        if self.executor is None:
+            policy = TokenPolicy(
+                self.make_generate(trainer),
+                self.tokenizer,
+                self.sampling,
+                max_context=self.max_context,
+                system_prompt=self.system_prompt,
+                name="trl",
+            )
+            self.executor = Executor(
+                self.pool,
+                policy,
+                concurrency=self.concurrency,
+                max_attempts=self.max_attempts,
+                episode_timeout_s=self.episode_timeout_s,
+                provenance=self.provenance,
+            )
+        return self.executor
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
+        step = int(trainer.state.global_step)
+        max_turns = self.horizon.max_turns(step)
+        executor = self._executor(trainer)
+        self._calls += 1
+        requests = []
+        for i, prompt in enumerate(prompts):
+            task = Task.model_validate_json(prompt).model_copy(update={"max_turns": max_turns})
+            requests.append(EpisodeRequest(f"{step}/{self._calls}/{i}{self.key_suffix}", task))
+        finished = self.runner.run(self._collect(executor, requests))
+        by_key = {t.key: t for t in finished}
+        ordered = [by_key[r.key] for r in requests]
+        self.history.append(step_stats(step, max_turns, ordered))
+        return rollout_batch(ordered, pad_token_id=self.pad_token_id)
+
+    async def _collect(self, executor: Executor, requests: list[EpisodeRequest]) -> list[Trajectory]:
+        done: list[Trajectory] = []
+        async for trajectory in executor.stream(requests):
+            if self.store is not None:
+                self.store.write(trajectory)
+            done.append(trajectory)
+        return done

@@ -1,0 +1,78 @@
+"""What GRPO and SFT runs share: the run directory, the model to start from, the device."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from agenthub.errors import ConfigError
+from agenthub.rollout.store import CONFIG_FILE, RunStore
+
+from agenthub_trainer_trl.config import RESUMABLE_CHANGES, TINY_MODEL_DEFAULTS, TrlConfig
+
+CHECKPOINTS_DIR = "checkpoints"
+TINY_MODEL_DIR = "tiny-model"
+FINAL_MODEL_DIR = "model"
+TENSORBOARD_DIR = "tensorboard"
+
+CPU_SETTINGS = {"use_cpu": True, "bf16": False, "gradient_checkpointing": False}
+"""On a CPU, bf16 autocast is emulated and checkpointing recomputes: both only cost time there."""
+
+_SEGMENT = re.compile(r"@r(\d+)$")
+
+
+def saved_config(config: TrlConfig) -> dict[str, Any]:
+    """The config as the run directory keeps it (``resume`` is how it was started, not what it is)."""
+    return config.model_dump(mode="json", exclude={"resume"})
+
+
+def open_run(config: TrlConfig) -> tuple[RunStore, str]:
+    """A new run directory, or the one named by ``resume``; and the suffix that keeps episode keys unique.
+
+    On resume only the settings in ``RESUMABLE_CHANGES`` (e.g. ``steps``) may differ from the stored ones.
+    """
+    saved = saved_config(config)
+    if config.resume is None:
+        return RunStore.create(saved, root=config.runs_dir, run_id=config.run_id), ""
+    stored = RunStore.existing(config.resume).config()
+    changed = sorted(k for k in {*stored, *saved} if k not in RESUMABLE_CHANGES and stored.get(k) != saved.get(k))
+    if changed:
+        details = ", ".join(f"{k}: {stored.get(k)!r} -> {saved.get(k)!r}" for k in changed)
+        raise ConfigError(
+            f"cannot resume {config.resume}: its config differs in {details}; only "
+            f"{', '.join(sorted(RESUMABLE_CHANGES - {'resume'}))} may change on resume. Start a new run instead"
+        )
+    store = RunStore.resume(config.resume)
+    (store.path / CONFIG_FILE).write_text(yaml.safe_dump(saved, sort_keys=True))  # e.g. more steps
+    segments = [int(m.group(1)) for key in store.completed_keys() if (m := _SEGMENT.search(key))]
+    return store, f"@r{max(segments, default=0) + 1}"
+
+
+def model_path(config: TrlConfig, run_dir: Path) -> str:
+    """``model`` as given, or the tiny random model built (once) in the run directory."""
+    if config.model is not None:
+        return config.model
+    path = run_dir / TINY_MODEL_DIR
+    if not (path / "config.json").exists():
+        from agenthub.testing.tiny_model import build_tiny_model
+
+        try:
+            build_tiny_model(path, **{"seed": config.seed, **TINY_MODEL_DEFAULTS, **config.tiny_model})
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"tiny_model settings {config.tiny_model} were rejected: {exc}") from None
+    return str(path)
+
+
+def last_checkpoint(run_dir: Path) -> str | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    directory = run_dir / CHECKPOINTS_DIR
+    return get_last_checkpoint(str(directory)) if directory.is_dir() else None
+
+
+def on_cpu() -> bool:
+    import torch
+
+    return not torch.cuda.is_available()

@@ -1,0 +1,143 @@
+"""SFT warm start with TRL's ``SFTTrainer`` on chat JSONL from ``agenthub export sft``.
+
+Each conversation is tokenized with the model's own chat template, and only
+the assistant's replies (each with its end-of-turn token) are trained on:
+the mask is found by rendering the conversation up to each reply, so no chat
+format is written here. Then GRPO can start from the result:
+``agenthub run trainer=trl env=NAME model=runs/<sft run>/model``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agenthub.errors import ConfigError
+from agenthub.rollout.tokens import ChatTemplateDeltas, Message, render
+
+from agenthub_trainer_trl.config import TrlConfig
+from agenthub_trainer_trl.metrics import CURVE_FILE, MetricsCallback, plot_learning_curve
+from agenthub_trainer_trl.runs import (
+    CHECKPOINTS_DIR,
+    CPU_SETTINGS,
+    FINAL_MODEL_DIR,
+    TENSORBOARD_DIR,
+    last_checkpoint,
+    model_path,
+    on_cpu,
+    open_run,
+)
+
+
+def read_conversations(path: str | Path) -> list[list[Message]]:
+    """The ``messages`` of each line of a chat JSONL file."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"dataset {str(file)!r} does not exist; make one with `agenthub export sft RUN_DIR`")
+    conversations = []
+    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            messages = json.loads(line)["messages"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"{file}:{number} is not a chat record with 'messages' ({exc})") from None
+        conversations.append([{"role": str(m["role"]), "content": str(m["content"])} for m in messages])
+    if not conversations:
+        raise ConfigError(f"dataset {str(file)!r} has no conversations")
+    return conversations
+
+
+def assistant_tokens(tokenizer: Any, messages: Sequence[Message]) -> tuple[list[int], list[int]]:
+    """Token ids of the conversation and a mask that is 1 on the assistant's replies and their end token."""
+    close = ChatTemplateDeltas(tokenizer).assistant_close
+    ids = render(tokenizer, messages, add_generation_prompt=False)
+    mask = [0] * len(ids)
+    for k, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        before = render(tokenizer, messages[:k], add_generation_prompt=True)
+        after = render(tokenizer, messages[: k + 1], add_generation_prompt=False)
+        if after[: len(before)] != before or ids[: len(after)] != after:
+            raise ConfigError(
+                "the chat template rewrites earlier turns when a message is added, so the assistant's tokens "
+                "cannot be located; use a model whose template only appends"
+            )
+        end = len(after) - len(close) + 1 if after[-len(close) :] == close else len(after)
+        for i in range(len(before), end):  # the reply and the end-of-turn token; not the template's newline
+            mask[i] = 1
+    return ids, mask
+
+
+def run_sft(config: TrlConfig) -> int:
+    from datasets import Dataset
+    from torch.utils.tensorboard import SummaryWriter
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
+    from transformers.integrations import TensorBoardCallback
+    from trl import SFTConfig, SFTTrainer
+
+    if config.dataset is None:
+        raise ConfigError("mode=sft needs dataset=FILE; make one with `agenthub export sft RUN_DIR --only-success`")
+    conversations = read_conversations(config.dataset)  # before a run directory is made for nothing
+    store, _ = open_run(config)
+    started = time.monotonic()
+    status = "failed"
+    rows: list[dict[str, list[int]]] = []
+    try:
+        path = model_path(config, store.path)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        rows = []
+        for messages in conversations:
+            ids, mask = assistant_tokens(tokenizer, messages)
+            rows.append({"input_ids": ids, "assistant_masks": mask})
+        settings: dict[str, Any] = {
+            "output_dir": str(store.path / CHECKPOINTS_DIR),
+            "num_train_epochs": config.epochs,
+            "per_device_train_batch_size": config.batch_size,
+            "learning_rate": config.learning_rate,
+            "max_length": config.max_context,
+            "logging_steps": config.logging_steps,
+            "save_strategy": "steps",
+            "save_steps": config.save_steps,
+            "save_total_limit": config.save_total_limit,
+            "seed": config.seed,
+            "report_to": [],
+            **(CPU_SETTINGS if on_cpu() else {}),
+            "disable_tqdm": True,
+            **config.trl,
+        }
+        try:
+            args = SFTConfig(**settings)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"TRL rejected the SFT settings: {exc}; check the trl.* keys") from None
+        trainer = SFTTrainer(
+            model=AutoModelForCausalLM.from_pretrained(path),
+            args=args,
+            train_dataset=Dataset.from_list(rows),
+            processing_class=tokenizer,
+            callbacks=[
+                MetricsCallback(store),
+                TensorBoardCallback(SummaryWriter(log_dir=str(store.path / TENSORBOARD_DIR))),
+            ],
+        )
+        trainer.remove_callback(PrinterCallback)  # MetricsCallback prints a shorter line
+        trainer.train(resume_from_checkpoint=last_checkpoint(store.path) if config.resume else None)
+        trainer.save_model(str(store.path / FINAL_MODEL_DIR))
+        tokenizer.save_pretrained(str(store.path / FINAL_MODEL_DIR))
+        status = "finished"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        records = store.metrics()
+        summary: dict[str, Any] = {"elapsed_s": round(time.monotonic() - started, 1), "conversations": len(rows)}
+        if any("loss" in r for r in records):
+            plot_learning_curve(records, store.path / CURVE_FILE, title=f"trl SFT · run {store.path.name}")
+            summary["learning_curve"] = CURVE_FILE
+        store.finish(summary, status=status)
+    print(f"run saved in {store.path}\nmodel: {store.path / FINAL_MODEL_DIR}")
+    print(f"next: agenthub run trainer=trl env={config.env} model={store.path / FINAL_MODEL_DIR}")
+    return 0

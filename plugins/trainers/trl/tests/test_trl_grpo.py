@@ -1,0 +1,153 @@
+"""GRPO through `agenthub run trainer=trl`: real TRL, a tiny model built here, the real `trail` env server.
+
+The tensors checked are the ones TRL's ``compute_loss`` receives, captured by wrapping it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from agenthub.cli.main import main
+from agenthub.errors import ConfigError
+from agenthub.rollout.store import RunStore
+from agenthub.types import Outcome, Trajectory
+
+from agenthub_trainer_trl.config import TrlConfig
+from agenthub_trainer_trl.grpo import run_grpo
+
+SMALL = {"tasks_per_step": 2, "num_generations": 2, "max_tokens": 4, "concurrency": 8, "learning_rate": 1e-2}
+
+
+class LossInputs:
+    """Wraps ``trainer.compute_loss`` and keeps a copy of every batch it is given."""
+
+    def __init__(self) -> None:
+        self.batches: list[dict[str, Any]] = []
+
+    def __call__(self, trainer: Any) -> None:
+        original = trainer.compute_loss
+
+        def compute_loss(model: Any, inputs: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+            self.batches.append({k: v.detach().clone() if torch.is_tensor(v) else v for k, v in inputs.items()})
+            return original(model, inputs, *args, **kwargs)
+
+        trainer.compute_loss = compute_loss
+
+
+def rows(batch: dict[str, Any]) -> list[tuple[tuple[int, ...], tuple[int, ...], list[int], float]]:
+    """(prompt ids, completion ids, loss mask, advantage) of each row, with padding removed."""
+    out = []
+    for i in range(batch["completion_ids"].shape[0]):
+        prompt = batch["prompt_ids"][i][batch["prompt_mask"][i].bool()].tolist()
+        length = int(batch["completion_mask"][i].sum())
+        completion = batch["completion_ids"][i][:length].tolist()
+        mask = (batch["completion_mask"][i] * batch["tool_mask"][i])[:length].tolist()
+        out.append((tuple(prompt), tuple(completion), mask, float(batch["advantages"][i])))
+    return out
+
+
+def trajectories(run_dir: Path) -> list[Trajectory]:
+    return list(RunStore.existing(run_dir).trajectories())
+
+
+def group_of(trajectory: Trajectory, size: int) -> tuple[str, int]:
+    """Episode keys are ``step/rollout/index``; a GRPO group is ``size`` consecutive indices of one rollout."""
+    assert trajectory.key is not None
+    rollout, index = trajectory.key.split("@")[0].rsplit("/", 1)
+    return rollout, int(index) // size
+
+
+def test_grpo_steps_train_on_sampled_tokens_only_with_the_env_rewards(tmp_path: Path) -> None:
+    captured = LossInputs()
+    config = TrlConfig.model_validate(
+        {"steps": 2, "save_steps": 1, "runs_dir": str(tmp_path), "run_id": "run", **SMALL}
+    )
+    assert run_grpo(config, on_trainer=captured) == 0
+    run_dir = tmp_path / "run"
+
+    episodes = trajectories(run_dir)
+    assert len(episodes) == 2 * 4 and all(t.tokens is not None for t in episodes)
+    by_tokens = {(tuple(t.tokens.prompt_ids), tuple(t.tokens.response_ids)): t for t in episodes if t.tokens}
+
+    assert len(captured.batches) == 2
+    env_tokens_seen = 0
+    for batch in captured.batches:
+        for prompt, completion, mask, _ in rows(batch):
+            episode = by_tokens[(prompt, completion)]  # the trainer got exactly the tokens the episode sampled
+            assert episode.tokens is not None
+            assert mask == episode.tokens.response_mask  # env and template tokens are out of the loss
+            env_tokens_seen += mask.count(0)
+            assert episode.outcome in (Outcome.SUCCESS, Outcome.FAILURE, Outcome.TRUNCATED)
+    assert env_tokens_seen > 0
+
+    # rewards reach the trainer: its logged mean reward per step is the env's mean reward of that step
+    metrics = [m for m in RunStore.existing(run_dir).metrics() if "reward" in m]
+    rewards: dict[int, list[float]] = defaultdict(list)
+    for t in episodes:
+        assert t.key is not None
+        rewards[int(t.key.split("/")[0])].append(t.reward)
+    assert [m["step"] for m in metrics] == [1, 2]
+    for record in metrics:
+        step_rewards = rewards[record["step"] - 1]
+        assert record["reward"] == pytest.approx(sum(step_rewards) / len(step_rewards), abs=1e-5)
+        assert {"success", "turns", "kl", "loss", "max_turns"} <= set(record)
+
+    assert (run_dir / "checkpoints" / "checkpoint-2").is_dir()
+    assert (run_dir / "model" / "config.json").is_file() and (run_dir / "tiny-model" / "config.json").is_file()
+    assert (run_dir / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (run_dir / "metrics.csv").read_text().splitlines()[0].startswith("step,success,reward")
+    assert list((run_dir / "tensorboard").glob("events.out.tfevents.*"))
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["status"] == "finished" and meta["summary"]["rollouts"] == 2
+
+
+def test_advantages_follow_the_env_reward_within_each_group(tmp_path: Path) -> None:
+    captured = LossInputs()
+    config = TrlConfig.model_validate(
+        {"steps": 3, "runs_dir": str(tmp_path), "run_id": "adv", **SMALL, "num_generations": 4}
+    )
+    assert run_grpo(config, on_trainer=captured) == 0
+    episodes = trajectories(tmp_path / "adv")
+    by_tokens = {(tuple(t.tokens.prompt_ids), tuple(t.tokens.response_ids)): t for t in episodes if t.tokens}
+    groups: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for t in episodes:
+        groups[group_of(t, 4)].append(t.reward)
+    checked = 0
+    for batch in captured.batches:
+        for prompt, completion, _, advantage in rows(batch):
+            episode = by_tokens[(prompt, completion)]
+            rewards = groups[group_of(episode, 4)]
+            mean = sum(rewards) / len(rewards)
+            if episode.reward == pytest.approx(mean):
+                assert advantage == pytest.approx(0.0, abs=1e-5)
+            else:  # the env reward decides: positive exactly when above the group's mean
+                assert (advantage > 0) == (episode.reward > mean)
+            checked += 1
+    assert checked == 3 * 8 and len(groups) == 3 * 2
+
+
+def test_resume_continues_from_the_checkpoint_and_the_horizon_stage(tmp_path: Path) -> None:
+    horizon = "horizon={kind: stepwise, rounds: [1, 2], every: 2}"
+    common = [f"{k}={v}" for k, v in SMALL.items()]
+    args = ["run", "trainer=trl", "steps=2", "save_steps=2", f"runs_dir={tmp_path}", "run_id=h", horizon, *common]
+    assert main(args) == 0
+    run_dir = tmp_path / "h"
+    first = trajectories(run_dir)
+    assert {t.task.max_turns for t in first} == {1}  # steps 0-1: the first stage of the curriculum
+    assert (run_dir / "checkpoints" / "checkpoint-2").is_dir()
+
+    assert main(["run", "--resume", str(run_dir), "steps=4"]) == 0
+    resumed = [t for t in trajectories(run_dir) if t.key and t.key.endswith("@r1")]
+    assert len(resumed) == 2 * 4
+    assert {int(t.key.split("/")[0]) for t in resumed if t.key} == {2, 3}  # not restarted at step 0
+    assert {t.task.max_turns for t in resumed} == {2}  # the horizon went on to its second stage
+    assert (run_dir / "checkpoints" / "checkpoint-4").is_dir()
+    steps = [m["step"] for m in RunStore.existing(run_dir).metrics() if "reward" in m]
+    assert steps == [1, 2, 3, 4]
+    with pytest.raises(ConfigError, match=r"beta: 0\.001 -> 0\.5.*may change on resume"):
+        run_grpo(TrlConfig.model_validate({**RunStore.existing(run_dir).config(), "resume": str(run_dir), "beta": 0.5}))
