@@ -61,7 +61,7 @@ class SciWorldEnv:
     episode's rewards sum to its final score / 100: AgentGym-RL's reward. Completing the task (score 100) terminates the
     episode with ``info["won"] = True``; a wrong ``focus on`` drops the score to
     -100 and terminates it as lost. Past ``step_limit`` simulator moves
-    (scienceworld's and AgentGym's 100; ``wait`` is 10 moves) it is truncated.
+    (scienceworld's and AgentGym's 100; a ``wait`` counts about ten) it is truncated.
 
     Task ``i`` is AgentGym's ``data_idx`` ``i`` (see :mod:`agenthub_env_sciworld.tasks`).
     A task id fixes the world: the same id gives the same episode in any JVM,
