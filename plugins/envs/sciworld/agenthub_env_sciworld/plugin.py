@@ -10,7 +10,7 @@ from . import __version__
 from .tasks import SPLITS
 
 SERVICE_DEFAULTS = {"max_sessions": 8, "idle_envs": 2, "ttl": 300.0}
-"""Each session holds a JVM (about 300 MB resident with the default 256 MB heap): at most 8 live sessions and
+"""Each session holds a JVM (100-200 MB resident; the heap is capped at 256 MB): at most 8 live sessions and
 2 idle JVMs kept for reuse (a JVM start costs 1-3 s), and an abandoned session frees its JVM after 5 idle minutes."""
 
 
