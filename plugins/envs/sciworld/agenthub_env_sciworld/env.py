@@ -114,6 +114,7 @@ class SciWorldEnv:
         self._won = False
         self._ended: tuple[bool, bool] | None = None
         """``(terminated, truncated)`` of the step that ended the episode."""
+        self._closed = False
 
     @property
     def jvm(self) -> ScienceWorldJVM:
@@ -126,6 +127,7 @@ class SciWorldEnv:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
+        self._check_open()
         options = dict(options or {})
         unknown = sorted(set(options) - set(RESET_OPTIONS))
         if unknown:
@@ -165,6 +167,7 @@ class SciWorldEnv:
         return f"{description}\n{look}", info
 
     def step(self, action: Action) -> StepTuple:
+        self._check_open()
         if self._task is None:
             raise RuntimeError("step() called before reset(); reset the environment first")
         if self._ended is not None:
@@ -192,10 +195,14 @@ class SciWorldEnv:
         return observation, reward, terminated, truncated, info
 
     def close(self) -> None:
+        self._closed = True
         self._jvm.close()
-        self._task = None
 
     # -- helpers ----------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this SciWorldEnv is closed and its JVM stopped; create a new one")
 
     def _call(self, method: Callable[..., T], *args: Any) -> T:
         try:

@@ -189,6 +189,8 @@ def test_one_instance_owns_one_capped_jvm_it_frees_on_close(capfd: pytest.Captur
     env.close()
     assert not psutil.pid_exists(jvm.pid) or jvm.status() == psutil.STATUS_ZOMBIE
     env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.reset(task_id=0)
     assert capfd.readouterr() == ("", "")
 
 
