@@ -218,7 +218,7 @@ def test_export_sft_of_a_real_eval_run_of_the_trail_oracle(tmp_path: Path) -> No
 def test_trail_follows_the_signs_and_a_wrong_turn_loses() -> None:
     env = TrailEnv(forks=3)
     observation, info = env.reset(task_id=7)
-    assert observation.startswith("The trail has 3 forks. At fork 1 a sign points ")
+    assert observation in ("Fork 1 of 3: the sign points left.", "Fork 1 of 3: the sign points right.")
     assert info["available_actions"] == ["left", "right"]
     total = 0.0
     for fork in range(3):
@@ -241,7 +241,7 @@ def test_trail_reads_the_word_else_the_first_l_or_r_and_a_reply_without_either_i
     env.reset(task_id=1)
     observation, reward, done, _, info = env.step("??")
     assert (reward, done, info["invalid_action"], info["fork"]) == (0.0, False, True, 0)
-    assert "That is not a direction. At fork 1" in observation
+    assert observation.startswith("That is not a direction. Fork 1 of 2: the sign points ")
 
 
 def test_trail_tasks_are_fixed_by_id_and_differ_between_ids() -> None:
@@ -259,10 +259,10 @@ def test_trail_oracle_wins_and_the_env_passes_conformance(tmp_path: Path) -> Non
     for task_id in range(20):
         observation, _ = env.reset(task_id=task_id)
         episode = oracle.start_episode(Task(env="trail", task_id=task_id), info)
-        done, reward, step_info = False, 0.0, {}
+        done, step_info = False, {}
         while not done:
             action = asyncio.run(episode.act(Observation(text=observation))).action
-            observation, reward, done, _, step_info = env.step(action)
+            observation, _, done, _, step_info = env.step(action)
         assert step_info["won"] is True
     assert get_plugin_host().env("trail").oracle == "trail-oracle"
     checked = agenthub("check", "env=trail", "--json", cwd=tmp_path)

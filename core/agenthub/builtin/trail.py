@@ -1,14 +1,15 @@
 """``trail``: the built-in multi-turn environment a tiny model learns on a CPU in minutes.
 
-A trail has a few forks. At each fork a sign points left or right; the way
-the sign points leads on, the other way ends in a dead end. The signs of
-task ``i`` are fixed by ``i``, so the agent has to read each observation to
-win: no fixed reply does better than chance.
+A trail has a few forks (3 by default, one turn each). At each fork a sign
+points left or right; the way the sign points leads on, the other way ends in
+a dead end. The signs of task ``i`` are fixed by ``i``, so the agent has to
+read each observation to win: no fixed reply does better than 1 in 8.
 
-It exists for ``agenthub run trainer=trl``'s CPU default: a model that
-replies at random wins ``0.5 ** forks`` of its episodes at best (about 0.1
-with 3 forks), and a policy that reads the signs wins every one. Reward is
-``1 / forks`` per fork passed, so partial progress is visible to the trainer.
+It exists for ``agenthub run trainer=trl``'s CPU default. A reply is read
+leniently (the word ``left``/``right``, else its first letter ``l`` or ``r``),
+so a random model often makes a move, and wins a few episodes in a hundred;
+a policy that follows the signs wins all of them. Reward is ``1 / forks``
+per fork passed, so partial progress is visible to the trainer.
 """
 
 from __future__ import annotations

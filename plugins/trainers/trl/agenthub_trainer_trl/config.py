@@ -13,7 +13,7 @@ TINY_MODEL_DEFAULTS: dict[str, Any] = {"initializer_range": 0.1}
 the architecture's 0.02 gives the random attention heads varied patterns from the start; from there GRPO
 finds the sign-reading behaviour of ``trail`` in about 100 steps, where 0.02 had not in 100."""
 
-RESUMABLE_CHANGES = frozenset({"steps", "progress", "resume", "save_steps"})
+RESUMABLE_CHANGES = frozenset({"steps", "resume", "save_steps"})
 """Settings a resumed run may change; any other difference is refused (it would be a different run)."""
 
 
@@ -32,11 +32,20 @@ class TrlConfig(BaseModel):
         default_factory=dict, description="settings for the built-in tiny model (hidden_size, layers, seed, ...)"
     )
     split: str = "train"
-    steps: int = Field(default=30, ge=1, description="optimizer steps (GRPO: one rollout batch each)")
+    steps: int = Field(default=80, ge=1, description="optimizer steps (GRPO: one rollout batch each)")
     tasks_per_step: int = Field(default=8, ge=1, description="distinct tasks per step")
     num_generations: int = Field(default=8, ge=2, description="episodes per task: the GRPO group")
     learning_rate: float = Field(default=5e-3, gt=0)
-    beta: float = Field(default=0.001, ge=0, description="KL coefficient; 0 drops the reference model and KL")
+    beta: float = Field(
+        default=0.0, ge=0, description="KL penalty coefficient; 0: no penalty, KL from the start model is still logged"
+    )
+    scale_rewards: Literal["none", "group", "batch"] = Field(
+        default="none",
+        description="none (Dr. GRPO): advantage = reward - group mean; group: also divided by the group's std",
+    )
+    kl_metric: bool = Field(
+        default=True, description="with beta=0, log KL from the start model (one extra forward pass per step)"
+    )
     temperature: float = Field(default=1.0, gt=0)
     top_p: float = Field(default=1.0, gt=0, le=1)
     max_tokens: int = Field(default=4, ge=1, description="tokens per model turn")
@@ -63,7 +72,6 @@ class TrlConfig(BaseModel):
     epochs: float = Field(default=3.0, gt=0, description="mode=sft: passes over the dataset")
     batch_size: int = Field(default=8, ge=1, description="mode=sft: conversations per step")
     trl: dict[str, Any] = Field(default_factory=dict, description="more GRPOConfig/SFTConfig settings, trl.KEY=V")
-    progress: bool | None = Field(default=None, description="default: only on a terminal")
 
     @model_validator(mode="after")
     def _coherent(self) -> TrlConfig:

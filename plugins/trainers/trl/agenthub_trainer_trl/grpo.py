@@ -27,6 +27,7 @@ from agenthub.types import EnvInfo, Task, TaskId, TaskList
 
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.generate import ModelGenerator, VLLMGenerator
+from agenthub_trainer_trl.kl import StartKL
 from agenthub_trainer_trl.metrics import CURVE_FILE, MetricsCallback, env_reward, plot_learning_curve
 from agenthub_trainer_trl.rollout import HubRollout, task_prompt
 from agenthub_trainer_trl.runs import (
@@ -92,6 +93,7 @@ def grpo_args(config: TrlConfig, output_dir: Path) -> Any:
         "learning_rate": config.learning_rate,
         "lr_scheduler_type": "constant",
         "beta": config.beta,
+        "scale_rewards": config.scale_rewards,
         "temperature": config.temperature,
         "top_p": config.top_p,
         "top_k": 0,
@@ -173,6 +175,9 @@ def build_trainer(
         ],
     )
     trainer.remove_callback(PrinterCallback)  # MetricsCallback prints a shorter line
+    if config.beta == 0 and config.kl_metric:
+        start = AutoModelForCausalLM.from_pretrained(path).to(trainer.accelerator.device)
+        rollout.start_kl = StartKL(start, temperature=config.temperature, pad_token_id=pad)
     return trainer, rollout
 
 

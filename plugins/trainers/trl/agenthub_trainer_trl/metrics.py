@@ -2,7 +2,8 @@
 directory, TensorBoard events under ``tensorboard/``, and ``learning_curve.png`` at the end.
 
 The numbers are TRL's own logs (``loss``, ``kl``, ``reward``, ``entropy``, ...)
-plus what the env reward function logs for each rollout: ``success`` (rate
+plus what the env reward function logs for each rollout: ``kl`` (from the start model, when TRL
+has no reference model: see :mod:`agenthub_trainer_trl.kl`), ``success`` (rate
 among trainable episodes), ``turns`` (per episode), ``max_turns`` (the
 horizon in force) and ``infra_failures`` (fraction never trained on).
 """
@@ -44,10 +45,14 @@ def env_reward(
     turns: list[int],
     max_turns: list[int | None],
     log_metric: Any = None,
+    kl_start: list[float | None] | None = None,
     **_: Any,
 ) -> list[float | None]:
     """TRL reward function: the env's own reward, as the rollout passed it (None: not trainable)."""
     if log_metric is not None:
+        measured = [k for k in kl_start or [] if k is not None]
+        if measured:  # beta=0: TRL logs no KL of its own (see agenthub_trainer_trl.kl)
+            log_metric("kl", sum(measured) / len(measured))
         scored = [s for s in success if s is not None]
         if scored:
             log_metric("success", sum(scored) / len(scored))

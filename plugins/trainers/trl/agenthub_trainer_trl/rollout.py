@@ -10,7 +10,8 @@ on are exactly the ones sampled. The answer is, per episode:
 * ``completion_ids``: every model turn as sampled, with the env's answers between them;
 * ``env_mask``: 1 on sampled tokens, 0 on env and template tokens (TRL leaves 0s out of the loss);
 * ``logprobs``: the sampling logprobs, aligned with ``completion_ids``;
-* ``env_reward``, ``success``, ``turns``, ``max_turns``: forwarded to the reward function.
+* ``env_reward``, ``success``, ``turns``, ``max_turns`` (and ``kl_start``, see :mod:`.kl`): forwarded to
+  the reward function, which logs them.
 
 Episodes that failed for infrastructure reasons get reward None (TRL gives
 them no advantage) and an all-zero mask: they are never trained on. Every
@@ -31,6 +32,8 @@ from agenthub.rollout.policy import GenerateFn, SamplingParams, TokenPolicy
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
 from agenthub.types import Outcome, Task, Trajectory
+
+from agenthub_trainer_trl.kl import StartKL
 
 
 def task_prompt(task: Task) -> str:
@@ -123,6 +126,7 @@ class HubRollout:
         episode_timeout_s: float | None = None,
         key_suffix: str = "",
         provenance: dict[str, Any] | None = None,
+        start_kl: StartKL | None = None,
     ) -> None:
         self.runner = runner
         self.pool = pool
@@ -138,6 +142,7 @@ class HubRollout:
         self.episode_timeout_s = episode_timeout_s
         self.key_suffix = key_suffix
         self.provenance = provenance or {}
+        self.start_kl = start_kl
         self.pad_token_id = int(
             tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         )
@@ -178,7 +183,11 @@ class HubRollout:
         by_key = {t.key: t for t in finished}
         ordered = [by_key[r.key] for r in requests]
         self.history.append(step_stats(step, max_turns, ordered))
-        return rollout_batch(ordered, pad_token_id=self.pad_token_id)
+        batch = rollout_batch(ordered, pad_token_id=self.pad_token_id)
+        if self.start_kl is not None:
+            traces = [t.tokens if t.trainable else None for t in ordered]
+            batch["kl_start"] = self.start_kl.per_episode(traces)
+        return batch
 
     async def _collect(self, executor: Executor, requests: list[EpisodeRequest]) -> list[Trajectory]:
         done: list[Trajectory] = []

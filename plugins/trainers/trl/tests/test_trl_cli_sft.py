@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from agenthub.builtin.trail import INSTRUCTIONS
 from agenthub.rollout.store import RunStore
+from agenthub.rollout.tokens import render
 from agenthub.testing.tiny_model import build_tiny_model
 from transformers import AutoTokenizer
 
@@ -58,7 +59,7 @@ def test_the_assistant_mask_covers_each_reply_and_its_end_token_only(tmp_path: P
     ids, mask = assistant_tokens(tokenizer, messages)
     trained = [i for i, m in zip(ids, mask, strict=True) if m]
     assert tokenizer.decode(trained) == "left<|im_end|>right<|im_end|>"
-    assert len(ids) == len(mask) and ids == tokenizer.apply_chat_template(messages, tokenize=True, return_dict=False)
+    assert len(ids) == len(mask) and ids == render(tokenizer, messages, add_generation_prompt=False)
 
 
 def test_sft_warm_start_from_an_exported_oracle_run(tmp_path: Path) -> None:
