@@ -32,10 +32,10 @@ from agenthub_trainer_trl.metrics import CURVE_FILE, MetricsCallback, env_reward
 from agenthub_trainer_trl.rollout import HubRollout, task_prompt
 from agenthub_trainer_trl.runs import (
     CHECKPOINTS_DIR,
-    CPU_SETTINGS,
     FINAL_MODEL_DIR,
     TENSORBOARD_DIR,
     TINY_MODEL_DIR,
+    cpu_settings,
     last_checkpoint,
     model_path,
     on_cpu,
@@ -104,7 +104,7 @@ def grpo_args(config: TrlConfig, output_dir: Path) -> Any:
         "save_total_limit": config.save_total_limit,
         "seed": config.seed,
         "report_to": [],
-        **(CPU_SETTINGS if on_cpu() else {}),
+        **(cpu_settings(GRPOConfig) if on_cpu() else {}),
         "use_vllm": config.use_vllm,
         "vllm_mode": config.vllm_mode,
         "disable_tqdm": True,

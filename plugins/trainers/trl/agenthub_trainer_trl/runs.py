@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,16 @@ TINY_MODEL_DIR = "tiny-model"
 FINAL_MODEL_DIR = "model"
 TENSORBOARD_DIR = "tensorboard"
 
-CPU_SETTINGS = {"use_cpu": True, "bf16": False, "gradient_checkpointing": False}
-"""On a CPU, bf16 autocast is emulated and checkpointing recomputes: both only cost time there."""
+
+def cpu_settings(args_class: type) -> dict[str, Any]:
+    """On a CPU, bf16 autocast is emulated and activation checkpointing recomputes: both only cost time there.
+
+    Recent transformers call ``gradient_checkpointing`` ``activation_checkpointing`` (the old name warns).
+    """
+    names = {f.name for f in dataclasses.fields(args_class)}
+    checkpointing = "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
+    return {"use_cpu": True, "bf16": False, checkpointing: False}
+
 
 _SEGMENT = re.compile(r"@r(\d+)$")
 

@@ -22,9 +22,9 @@ from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.metrics import CURVE_FILE, MetricsCallback, plot_learning_curve
 from agenthub_trainer_trl.runs import (
     CHECKPOINTS_DIR,
-    CPU_SETTINGS,
     FINAL_MODEL_DIR,
     TENSORBOARD_DIR,
+    cpu_settings,
     last_checkpoint,
     model_path,
     on_cpu,
@@ -105,7 +105,7 @@ def run_sft(config: TrlConfig) -> int:
             "save_total_limit": config.save_total_limit,
             "seed": config.seed,
             "report_to": [],
-            **(CPU_SETTINGS if on_cpu() else {}),
+            **(cpu_settings(SFTConfig) if on_cpu() else {}),
             "disable_tqdm": True,
             **config.trl,
         }

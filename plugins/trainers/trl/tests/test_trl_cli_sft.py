@@ -25,8 +25,8 @@ def agenthub(*args: str, cwd: Path, timeout: float = 300) -> subprocess.Complete
 
 
 def test_dry_run_prints_the_resolved_config_and_the_plan_and_trains_nothing(tmp_path: Path) -> None:
-    done = agenthub("run", "trainer=trl", "--dry-run", "steps=3", "horizon.kind=stepwise", "horizon.rounds=[1,2,3]",
-                    "horizon.every=10", cwd=tmp_path)  # fmt: skip
+    done = agenthub("run", "trainer=trl", "steps=3", "horizon.kind=stepwise", "horizon.rounds=[1,2,3]",
+                    "horizon.every=10", "--dry-run", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     printed = yaml.safe_load(done.stdout)
     assert printed["trainer"] == "trl" and printed["env"] == "trail" and printed["steps"] == 3

@@ -74,8 +74,12 @@ def test_vllm_logprobs_are_taken_for_the_sampled_token() -> None:
 
 
 def test_the_rollout_answer_masks_env_tokens_and_never_trains_on_infra_failures() -> None:
-    trace = TokenTrace(prompt_ids=[1, 2], response_ids=[10, 11, 3, 4, 12], response_mask=[1, 1, 0, 0, 1])
-    trace.logprobs = [-0.1, -0.2, 0.0, 0.0, -0.3]
+    trace = TokenTrace(
+        prompt_ids=[1, 2],
+        response_ids=[10, 11, 3, 4, 12],
+        response_mask=[1, 1, 0, 0, 1],
+        logprobs=[-0.1, -0.2, 0.0, 0.0, -0.3],
+    )
     task = Task(env="trail", task_id=1, max_turns=3)
     won = Trajectory(task=task, first_observation="", outcome=Outcome.SUCCESS, reward=1.0, tokens=trace)
     broken = won.model_copy(update={"outcome": Outcome.ENV_ERROR, "reward": 0.0})
