@@ -206,6 +206,10 @@ class PluginHost:
         return hint
 
     def env(self, name: str) -> EnvSpec:
+        if name.startswith("gym:") and name not in self.envs:
+            from agenthub.gym_import import gym_env_spec  # gymnasium envs are built on request, not registered
+
+            self.envs.add(gym_env_spec(name), owner="gymnasium")
         return self.envs.get(name, self._failed_hint())
 
     def agent(self, name: str) -> AgentSpec:

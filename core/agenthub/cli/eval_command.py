@@ -31,6 +31,9 @@ class EvalConfig(BaseModel):
     env: str
     agent: str = Field(default="oracle", description="a registered agent; 'oracle' is the env's own")
     agent_kwargs: dict[str, Any] = Field(default_factory=dict, description="settings for the agent (agent.KEY=...)")
+    env_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="settings for the env servers this run starts (not used with url=)"
+    )
     split: str | None = Field(default=None, description="default: 'test' if the env has it, else its first split")
     n: int | None = Field(default=None, ge=1, description="tasks, evenly spaced over the split; default: all")
     k: int = Field(default=1, ge=1, description="samples per task")
@@ -86,9 +89,13 @@ def run(args: argparse.Namespace) -> int:
 async def _evaluate(config: EvalConfig, agent: Any, agent_name: str, resume: Path | None) -> tuple[EvalReport, Path]:
     urls = [config.url] if isinstance(config.url, str) else config.url
     if urls:
+        if config.env_kwargs:
+            raise ConfigError("env_kwargs configure servers this run starts; with url= set them on those servers")
         pool = EnvPool.from_urls(urls, token=config.token, capacity=max(1, config.concurrency // len(urls) + 1))
     else:
-        overrides = {"token": config.token} if config.token else None
+        overrides: dict[str, Any] = {"token": config.token} if config.token else {}
+        if config.env_kwargs:
+            overrides["env_kwargs"] = config.env_kwargs
         pool = await EnvPool.launch(config.env, processes=config.processes, overrides=overrides)
     async with pool:
         info = await pool.info()
