@@ -88,16 +88,23 @@ class BearerTokenMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self.open_paths:
             await self.app(scope, receive, send)
+        elif await refused_token(scope, send, self.expected):
             return
-        given: Any = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-        if not hmac.compare_digest(given, self.expected):
-            reason = "is missing" if not given else "does not match"
-            await send_error(
-                send,
-                401,
-                "unauthorized",
-                f"the Authorization header {reason}; send 'Authorization: Bearer <token>' with the server's token",
-                {"WWW-Authenticate": "Bearer"},
-            )
-            return
-        await self.app(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
+async def refused_token(scope: Scope, send: Send, expected: bytes) -> bool:
+    """Answer 401 and return True unless the request carries ``expected`` as its Authorization header."""
+    given: Any = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
+    if hmac.compare_digest(given, expected):
+        return False
+    reason = "is missing" if not given else "does not match"
+    await send_error(
+        send,
+        401,
+        "unauthorized",
+        f"the Authorization header {reason}; send 'Authorization: Bearer <token>' with the server's token",
+        {"WWW-Authenticate": "Bearer"},
+    )
+    return True

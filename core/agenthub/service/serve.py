@@ -59,6 +59,9 @@ def uvicorn_config(spec: EnvSpec, settings: ServiceSettings, *, log_level: str =
         log_level=log_level,
         log_config=None,  # leave the host process's logging alone (servers also run in threads)
         access_log=False,
+        # Servers bind to loopback by default and never read the client's address: X-Forwarded-*
+        # parsing would only cost CPU on every request.
+        proxy_headers=False,
         timeout_graceful_shutdown=10,
         http="auto",  # httptools when installed (a core dependency), h11 otherwise
     )

@@ -29,6 +29,22 @@ class ServiceSettings(BaseModel):
     step_timeout: float | None = Field(
         default=300.0, gt=0, description="Seconds; a slower reset or step fails the session."
     )
+    lean_routes: bool = Field(
+        default=True,
+        description="Answer create, step and delete through a lean ASGI path (a fraction of FastAPI's CPU per "
+        "request); false sends them through FastAPI like every other route. Answers are the same either way.",
+    )
+    inline_calls: bool | None = Field(
+        default=None,
+        description="Run reset, step and close on the event loop, without a thread hop; "
+        "None follows the env's EnvSpec.inline_calls. Only for pure-Python envs whose calls take microseconds.",
+    )
+    inline_budget_ms: float = Field(
+        default=5.0,
+        gt=0,
+        description="When inline calls of one kind average more CPU time than this, "
+        "that kind of call goes to the thread pool for good.",
+    )
     idle_envs: int = Field(default=4, ge=0, description="Closed sessions' env instances kept for reuse.")
     remembered_replies: int = Field(default=16, ge=1, description="Step answers kept per session for retries.")
     env_kwargs: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for the env factory.")
