@@ -1,0 +1,137 @@
+"""``AgenthubAgentLoop``: verl's agent loop, played by the hub executor.
+
+verl (``AgentLoopWorker``) builds one loop per sample from the YAML entry
+that ``actor_rollout_ref.rollout.agent.agent_loop_config_path`` names, and
+awaits ``run(sampling_params, **row)``. Here that runs one env episode:
+
+1. the task comes from the dataset row (``extra_info.agenthub_task``), its turn
+   limit from the horizon schedule at verl's ``global_steps`` (ScalingInter-RL);
+2. the model is verl's own inference engine, through ``server_manager.generate``
+   with one request id for the whole episode (:mod:`.engine`), wrapped as a
+   :class:`~agenthub.rollout.policy.TokenPolicy` with the model's tokenizer, so
+   sampled tokens are never decoded and re-encoded;
+3. the hub executor plays it against the env servers (retrying infra failures
+   on a fresh session), and the trajectory becomes an ``AgentLoopOutput``
+   (:mod:`.output`); infra failures are masked out, never trained on.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from uuid import uuid4
+
+from agenthub.plugins import get_plugin_host
+from agenthub.protocols import HorizonSchedule
+from agenthub.rollout.executor import EpisodeRequest, Executor
+from agenthub.rollout.horizon import FixedHorizon, build_horizon
+from agenthub.rollout.policy import SamplingParams, TokenPolicy
+from agenthub.types import EnvInfo, Task
+from verl.experimental.agent_loop import AgentLoopBase, AgentLoopOutput
+
+from agenthub_trainer_verl.engine import VerlGenerate
+from agenthub_trainer_verl.loop_settings import LoopSettings
+from agenthub_trainer_verl.output import Limits, to_agent_loop_output
+from agenthub_trainer_verl.pools import shared_pool
+from agenthub_trainer_verl.rows import task_of_row
+
+log = logging.getLogger("agenthub.verl")
+
+# What AgentLoopWorker always passes to the constructor; everything else comes from the YAML entry.
+_VERL_ARGS = ("trainer_config", "server_manager", "tokenizer", "processor", "dataset_cls", "data_config")
+_VERL_KWARGS = ("hf_model_type", "tools")
+
+
+class InfraFailureError(RuntimeError):
+    """With ``on_infra_failure: raise``: the episode failed for infrastructure reasons."""
+
+
+class AgenthubAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
+    """One env episode per verl sample; settings are the YAML entry's keys (see :class:`LoopSettings`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        verl_kwargs = {k: kwargs.pop(k) for k in (*_VERL_ARGS, *_VERL_KWARGS) if k in kwargs}
+        self.settings = LoopSettings.from_kwargs(kwargs)
+        super().__init__(*args, **verl_kwargs)
+        self.limits = Limits(
+            prompt_length=int(self.rollout_config.prompt_length),
+            response_length=int(self.rollout_config.response_length),
+            pad_token_id=_pad_id(self.tokenizer),
+        )
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        settings = self.settings
+        pool = await shared_pool(settings)
+        info = await pool.info()
+        if info.name != settings.env:
+            raise ValueError(
+                f"the env servers serve {info.name!r}, but the agent loop is set to env {settings.env!r}; "
+                "fix `env` or `urls` in the agent-loop YAML"
+            )
+        step = _training_step(kwargs)
+        task = task_of_row(kwargs).model_copy(update={"max_turns": horizon(settings, info).max_turns(step)})
+        generate = VerlGenerate(self.server_manager, sampling_params, request_id=uuid4().hex)
+        policy = TokenPolicy(
+            generate,
+            self.tokenizer,
+            _sampling(sampling_params, settings.max_tokens),
+            max_context=self.limits.prompt_length + self.limits.response_length,
+            system_prompt=settings.system_prompt,
+            name="verl",
+        )
+        executor = Executor(
+            pool,
+            policy,
+            concurrency=1,
+            max_attempts=settings.max_attempts,
+            episode_timeout_s=settings.episode_timeout_s,
+            provenance={"trainer": "verl", "global_steps": step + 1, "request_id": generate.request_id},
+        )
+        trajectory = await executor.run_one(EpisodeRequest(generate.request_id, task), info)
+        output, report = to_agent_loop_output(
+            trajectory,
+            self.limits,
+            metrics={"num_preempted": generate.num_preempted},
+            engine_fields=generate.extra_fields or _weight_versions(kwargs),
+            logprobs_missing=generate.logprobs_missing,
+        )
+        if not report.trainable:
+            log.warning("episode %s (task %s) not trained on: %s", generate.request_id, task.task_id, trajectory.error)
+            if settings.on_infra_failure == "raise" and trajectory.outcome.is_infra_failure:
+                raise InfraFailureError(
+                    f"episode of task {task.task_id!r} ended in {trajectory.outcome.value}: {trajectory.error}"
+                )
+        return output
+
+
+def horizon(settings: LoopSettings, info: EnvInfo) -> HorizonSchedule:
+    """The configured schedule, or the env's own turn limit at every step."""
+    if settings.horizon is None:
+        return FixedHorizon(turns=info.default_max_turns)
+    return build_horizon(settings.horizon, get_plugin_host().horizon)
+
+
+def _training_step(row: dict[str, Any]) -> int:
+    """verl's ``global_steps`` (1-based; V1 passes it with each sample) as the schedule's 0-based step."""
+    value = row.get("global_steps")
+    return max(int(value) - 1, 0) if value is not None else 0
+
+
+def _weight_versions(row: dict[str, Any]) -> dict[str, Any]:
+    """Weight versions for a sample that never reached the engine (verl's V1 trainer reads them)."""
+    step = row.get("global_steps")
+    return {} if step is None else {"global_steps": int(step), "min_global_steps": int(step), "max_global_steps": int(step)}
+
+
+def _sampling(sampling_params: dict[str, Any], max_tokens: int) -> SamplingParams:
+    """verl's sampling settings, as the executor records them; the engine gets verl's dict itself."""
+    known = {k: v for k, v in sampling_params.items() if v is not None}
+    known["temperature"] = float(known.get("temperature", 1.0))
+    known["top_p"] = float(known.get("top_p", 1.0))
+    known["max_tokens"] = max_tokens
+    return SamplingParams.model_validate(known)
+
+
+def _pad_id(tokenizer: Any) -> int:
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    return int(pad if pad is not None else 0)

@@ -1,0 +1,72 @@
+"""The settings of ``agenthub run trainer=verl``: validated here, before anything heavy is imported."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agenthub_trainer_verl.loop_settings import LoopSettings
+
+
+class VerlConfig(BaseModel):
+    """Everything ``agenthub run trainer=verl`` accepts; ``verl.KEY=V`` passes any other hydra override."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trainer: Literal["verl"] = "verl"
+    env: str = Field(description="a registered env")
+    model: str = Field(description="the policy: a model directory or hub id (actor_rollout_ref.model.path)")
+    split: str = "train"
+    val_split: str | None = Field(default=None, description="a split to validate on; default: no validation")
+    max_tasks: int | None = Field(default=None, ge=1, description="rows of the training parquet (first N tasks)")
+    steps: int = Field(default=100, ge=1, description="trainer.total_training_steps")
+    tasks_per_step: int = Field(default=16, ge=1, description="data.train_batch_size: distinct tasks per step")
+    n: int = Field(default=8, ge=1, description="actor_rollout_ref.rollout.n: episodes per task, the GRPO group")
+    adv_estimator: str = Field(default="grpo", description="algorithm.adv_estimator")
+    learning_rate: float = Field(default=1e-6, gt=0)
+    micro_batch_size_per_gpu: int = Field(
+        default=2, ge=1, description="sequences per GPU per forward pass (actor update and log-prob passes)"
+    )
+    temperature: float = Field(default=1.0, ge=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    max_tokens: int = Field(default=256, ge=1, description="tokens per model turn")
+    prompt_length: int = Field(default=1024, ge=16, description="system prompt and first observation, in tokens")
+    response_length: int = Field(default=4096, ge=16, description="every turn after the prompt, in tokens")
+    horizon: int | dict[str, Any] | None = Field(
+        default=None, description="turn limit per step: N, or {kind: stepwise, rounds: [...], every: K}"
+    )
+    rollout: Literal["vllm", "sglang"] = Field(default="vllm", description="verl's inference engine")
+    nnodes: int = Field(default=1, ge=1)
+    gpus_per_node: int = Field(default=8, ge=1)
+    agent_workers: int = Field(default=8, ge=1, description="rollout.agent.num_workers (each has its env pool)")
+    url: list[str] | str | None = Field(default=None, description="env servers already running")
+    processes: int = Field(default=1, ge=1, description="local env servers per agent-loop worker (without url)")
+    capacity: int = Field(default=64, ge=1, description="sessions per env server")
+    token: str | None = None
+    max_attempts: int = Field(default=3, ge=1)
+    episode_timeout_s: float | None = Field(default=None, gt=0)
+    system_prompt: str | None = None
+    on_infra_failure: Literal["mask", "raise"] = "mask"
+    save_freq: int = Field(default=50, ge=-1, description="trainer.save_freq (-1: never)")
+    runs_dir: str = "runs"
+    run_id: str | None = None
+    python: str | None = Field(default=None, description="the interpreter that runs verl; default: this one")
+    verl: dict[str, Any] = Field(default_factory=dict, description="more hydra overrides, verl.KEY=V")
+
+    def loop_settings(self) -> LoopSettings:
+        """What the agent-loop YAML carries to every agent-loop worker."""
+        urls = [self.url] if isinstance(self.url, str) else self.url
+        return LoopSettings(
+            env=self.env,
+            urls=urls,
+            processes=self.processes,
+            capacity=self.capacity,
+            token=self.token,
+            max_tokens=self.max_tokens,
+            horizon=self.horizon,
+            max_attempts=self.max_attempts,
+            episode_timeout_s=self.episode_timeout_s,
+            system_prompt=self.system_prompt,
+            on_infra_failure=self.on_infra_failure,
+        )

@@ -1,0 +1,71 @@
+"""One env pool per agent-loop worker process, shared by all its episodes.
+
+verl builds a new agent loop object for every sample, inside an
+``AgentLoopWorker`` Ray actor that runs them all on one event loop. The pool
+(connections, and the local env servers when no ``urls`` are given) must
+outlive each sample, so it is kept here, keyed by its settings and the
+running loop. Local servers are stopped when the worker process exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+
+from agenthub.rollout.pool import EnvPool
+
+from agenthub_trainer_verl.loop_settings import LoopSettings
+
+PoolKey = tuple[int, str, tuple[str, ...], int, int, str | None]
+
+_pools: dict[PoolKey, EnvPool] = {}
+_locks: dict[PoolKey, asyncio.Lock] = {}
+
+
+def _key(settings: LoopSettings) -> PoolKey:
+    loop = id(asyncio.get_running_loop())
+    return (loop, settings.env, tuple(settings.urls or ()), settings.processes, settings.capacity, settings.token)
+
+
+async def shared_pool(settings: LoopSettings) -> EnvPool:
+    """This process's pool for ``settings``: opened (servers started) by the first episode that asks."""
+    key = _key(settings)
+    if key in _pools:
+        return _pools[key]
+    lock = _locks.setdefault(key, asyncio.Lock())
+    async with lock:
+        if key not in _pools:
+            _pools[key] = await _open(settings)
+    return _pools[key]
+
+
+async def _open(settings: LoopSettings) -> EnvPool:
+    if settings.urls:
+        pool = EnvPool.from_urls(settings.urls, token=settings.token, capacity=settings.capacity)
+    else:
+        overrides = {"token": settings.token} if settings.token else None
+        pool = await EnvPool.launch(
+            settings.env, processes=settings.processes, capacity=settings.capacity, overrides=overrides
+        )
+    pool.start()
+    return pool
+
+
+async def close_pools() -> None:
+    """Close the pools of the running loop (tests; a worker's servers otherwise stop at exit)."""
+    loop = id(asyncio.get_running_loop())
+    for key in [k for k in _pools if k[0] == loop]:
+        pool = _pools.pop(key)
+        _locks.pop(key, None)
+        await pool.close()
+
+
+@atexit.register
+def _stop_local_servers() -> None:
+    # The worker's loop is gone at exit: stop the child server processes directly.
+    for pool in _pools.values():
+        for endpoint in pool.endpoints:
+            if endpoint.server is not None:
+                with contextlib.suppress(Exception):
+                    endpoint.server.stop(timeout_s=5.0)
