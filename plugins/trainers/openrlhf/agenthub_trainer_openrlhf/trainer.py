@@ -1,0 +1,120 @@
+"""The ``openrlhf`` trainer that ``agenthub run trainer=openrlhf`` builds.
+
+It lists the env's task ids, starts env servers (unless ``url=`` names
+running ones), writes ``prompts.jsonl`` and ``agent.json`` into the run
+directory, and runs OpenRLHF's ``train_ppo_ray`` until it exits; then it
+stops the servers. ``--dry-run`` prints the command and the files instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agenthub import get_plugin_host
+from agenthub.config import validate_config
+from agenthub.errors import ConfigError
+from agenthub.rollout.store import RunStore
+from agenthub.service.client import SyncEnvClient
+from agenthub.service.launcher import LocalServer
+from agenthub.types import TaskId, TaskList
+
+from agenthub_trainer_openrlhf.config import OpenRlhfConfig
+from agenthub_trainer_openrlhf.launch import build_launch
+
+
+def split_ids(listing: TaskList) -> list[TaskId]:
+    if listing.ids is not None:
+        return list(listing.ids)
+    assert listing.start is not None and listing.stop is not None
+    return list(range(listing.start, listing.stop))
+
+
+def task_ids(config: OpenRlhfConfig) -> list[TaskId]:
+    """The split's task ids: from the servers at ``url=``, else from the installed env plugin."""
+    urls = config.urls
+    if urls:
+        with SyncEnvClient(urls[0], token=config.token) as client:
+            info = client.info()
+            if info.name != config.env:
+                raise ConfigError(f"the env server at {urls[0]} serves {info.name!r}, not env={config.env!r}")
+            if config.split not in info.splits:
+                raise ConfigError(f"env {info.name!r} has no split {config.split!r}; it has: {', '.join(info.splits)}")
+            ids = split_ids(client.tasks(config.split))
+    else:
+        splits = get_plugin_host().env(config.env).resolved_splits()  # unknown env: fails with suggestions
+        if config.split not in splits:
+            raise ConfigError(f"env {config.env!r} has no split {config.split!r}; it has: {', '.join(splits)}")
+        split = splits[config.split]
+        ids = list(split.ids) if split.ids is not None else split.first(split.count)
+    return ids[: config.tasks] if config.tasks else ids
+
+
+@contextlib.contextmanager
+def env_servers(config: OpenRlhfConfig) -> Iterator[list[str]]:
+    """The URLs of ``url=``, or of ``processes`` local servers started (and stopped) here."""
+    if config.urls:
+        yield config.urls
+        return
+    settings: dict[str, Any] = {"max_sessions": max(64, config.samples_per_rollout)}
+    if config.token:
+        settings["token"] = config.token
+    servers = [LocalServer(config.env, overrides=settings) for _ in range(config.processes)]
+    try:
+        for server in servers:
+            server.start()
+        yield [server.url for server in servers]
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def open_run(config: OpenRlhfConfig) -> RunStore:
+    saved = config.model_dump(mode="json", exclude={"resume"})
+    if config.resume is not None:
+        return RunStore.resume(config.resume)
+    return RunStore.create(saved, root=config.runs_dir, run_id=config.run_id)
+
+
+class OpenRlhfTrainer:
+    """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
+
+    def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
+        settings = validate_config(OpenRlhfConfig, config)
+        ids = task_ids(settings)
+        if dry_run:
+            run_dir = Path(settings.resume or Path(settings.runs_dir) / (settings.run_id or "<new run id>"))
+            urls = settings.urls or [f"<local {settings.env} server {i + 1}>" for i in range(settings.processes)]
+            launch = build_launch(settings, run_dir, urls=urls, task_ids=ids, run_id=run_dir.name)
+            print(launch.describe())
+            return 0
+        store = open_run(settings)
+        status = "failed"
+        try:
+            with env_servers(settings) as urls:
+                launch = build_launch(settings, store.path.resolve(), urls=urls, task_ids=ids, run_id=store.run_id)
+                launch.write_files()
+                code = run_command(launch.command, {**os.environ, **launch.environment})
+            status = "finished" if code == 0 else "failed"
+            return code
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            store.finish({"tasks": len(ids)}, status=status)
+
+
+def run_command(command: Sequence[str], environment: Mapping[str, str]) -> int:
+    """Run OpenRLHF in the foreground; its output goes to this terminal."""
+    try:
+        return subprocess.run(list(command), env=dict(environment), check=False).returncode
+    except FileNotFoundError:
+        raise ConfigError(
+            f"cannot start {command[0]!r}; set python= to the interpreter that has openrlhf, vllm and deepspeed "
+            "installed (or install ray for ray_address=)"
+        ) from None
+

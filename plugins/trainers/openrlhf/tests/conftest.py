@@ -1,0 +1,121 @@
+"""Fixtures: a tiny local tokenizer, a real ``trail`` env server, and the stand-in vLLM engine.
+
+``tests/shims`` (a test-only vLLM import shim, see its docstring) goes on
+``sys.path`` so that OpenRLHF's own ``SamplesGenerator`` can be imported and
+run around the agent; the agent module itself needs no shim.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agenthub.service.launcher import LocalServer
+from agenthub.testing.tiny_tokenizer import build_tokenizer
+
+SHIMS = Path(__file__).parent / "shims"
+sys.path.insert(0, str(SHIMS))
+
+REPLIES = ("left", "right", "go left", "r", "hmm", "right right right right")
+
+
+@dataclass
+class Logprob:
+    """vLLM's ``Logprob``: what ``CompletionOutput.logprobs[i][token_id]`` holds."""
+
+    logprob: float
+
+
+@dataclass
+class CompletionOutput:
+    token_ids: list[int]
+    text: str
+    logprobs: list[dict[int, Logprob]] | None
+    finish_reason: str
+
+
+@dataclass
+class RequestOutput:
+    outputs: list[CompletionOutput]
+
+
+@dataclass
+class EngineCall:
+    """One ``generate`` call as the stand-in saw and answered it."""
+
+    prompt_ids: list[int]
+    max_tokens: int
+    token_ids: list[int]
+    logprobs: list[float]
+    finish_reason: str
+
+
+@dataclass
+class StandInEngine:
+    """Stands in for OpenRLHF's vLLM engine actor (``RolloutRayActor.generate``), which needs a GPU.
+
+    ``generate(prompt_token_ids, sampling_params)`` answers like vLLM: a reply
+    drawn from ``REPLIES`` (seeded), tokenized, followed by the end-of-turn
+    token, cut at ``sampling_params.max_tokens`` (then ``finish_reason`` is
+    ``length``); a distinct logprob per sampled token when
+    ``sampling_params.logprobs`` is set. ``fail_calls`` lists call numbers
+    (from 0) that raise, as a crashed engine would. Every call is recorded.
+    """
+
+    tokenizer: Any
+    seed: int = 0
+    fail_calls: Sequence[int] = ()
+    calls: list[EngineCall] = field(default_factory=list)
+    attempts: int = 0
+
+    async def generate(
+        self, prompt_token_ids: list[int], sampling_params: Any, multi_modal_data: Any = None
+    ) -> RequestOutput:
+        number = self.attempts
+        self.attempts += 1
+        if number in self.fail_calls:
+            raise RuntimeError(f"stand-in engine: call {number} fails, as a crashed vLLM engine would")
+        rng = random.Random(f"{self.seed}:{number}")
+        end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        ids = [*self.tokenizer.encode(rng.choice(REPLIES), add_special_tokens=False), end]
+        limit = sampling_params.max_tokens
+        finish = "stop"
+        if limit is not None and len(ids) > limit:
+            ids, finish = ids[:limit], "length"
+        values = [-round(0.05 + rng.random(), 4) for _ in ids]
+        wanted = sampling_params.logprobs is not None
+        self.calls.append(EngineCall(list(prompt_token_ids), limit, ids, values, finish))
+        return RequestOutput(
+            [
+                CompletionOutput(
+                    token_ids=ids,
+                    text=self.tokenizer.decode(ids),
+                    logprobs=[{t: Logprob(v), t + 1: Logprob(v - 1.0)} for t, v in zip(ids, values, strict=True)]
+                    if wanted
+                    else None,
+                    finish_reason=finish,
+                )
+            ]
+        )
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> Any:
+    return build_tokenizer("chatml")
+
+
+@pytest.fixture(scope="session")
+def trail_url() -> Iterator[str]:
+    with LocalServer("trail") as server:
+        yield server.url
+
+
+@pytest.fixture
+def engine_class() -> type[StandInEngine]:
+    """The stand-in engine class (test modules cannot import conftest by name under importlib mode)."""
+    return StandInEngine
