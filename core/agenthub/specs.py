@@ -68,10 +68,10 @@ class EnvSpec:
     """The system prompt a model plays this env with (rules, action format); shipped as data by
     the plugin, served in ``/v1/info``, overridable by agents' ``system_prompt`` setting."""
     inline_calls: bool = False
-    """The env's reset, step and close are pure-Python CPU work of well under a millisecond (no I/O,
-    no subprocess, no JVM): its server runs them on the event loop instead of hopping to a thread,
-    several times cheaper per call. Calls that turn out slower go back to the thread pool (see
-    ``agenthub.service.env_calls``)."""
+    """The env's construction, reset, step and close are pure-Python CPU work of well under a
+    millisecond (no I/O, no subprocess, no JVM): its server runs them on the event loop instead of
+    hopping to a thread, which costs more than such a call. Kinds of call that turn out slower go back
+    to the thread pool (see ``agenthub.service.env_calls``)."""
     service_defaults: Mapping[str, Any] = field(default_factory=dict)
     """Server settings this env needs unless the user sets them, e.g. ``{"max_sessions": 16, "idle_envs": 0}``
     for an env that holds a JVM per session (see ``agenthub.service.settings.ServiceSettings``)."""

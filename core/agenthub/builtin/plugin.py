@@ -22,6 +22,7 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             description="Find a secret number from 1 to 16 with higher/lower feedback (built in).",
             version=__version__,
             oracle="guess-oracle",
+            inline_calls=True,  # pure Python: a step takes a few µs, less than a hop to a thread
             instructions=(
                 "You are playing a number-guessing game. Each turn, answer with exactly one action of the "
                 "form 'guess <number>' and nothing else; use the feedback (too low, too high) to find the number."

@@ -6,14 +6,16 @@ resolving the future costs several times that, plus GIL hand-offs). An env
 whose spec sets ``inline_calls`` has its reset, step and close run on the
 event loop instead.
 
-The safety valve: each inline call's CPU time feeds a moving average per kind
+The safety valve: each inline call's duration feeds a moving average per kind
 of call (about the last ten calls); once that average passes
 ``inline_budget_ms``, that kind of call goes to the thread pool for the rest
 of the server's life, so a slow env cannot keep stalling every other session.
-CPU time rather than wall time, so that a busy machine preempting the server
-mid-call does not trip it, and one garbage-collection pause does not either.
-Construction always runs in the pool (it may import modules or start
-processes).
+An average, so that one preemption of the server by a busy machine, or one
+garbage-collection pause, does not trip it; and a false trip only costs speed.
+Wall time, not CPU time: an env that blocks is as bad for the loop as one that
+computes. Construction is inline too once the server has built a first
+instance in the pool at startup (``EnvService.start``), which takes the
+module imports and one-time loading off the loop.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ log = logging.getLogger("agenthub.service")
 T = TypeVar("T")
 
 CallKind = Literal["make", "reset", "step", "close"]
-INLINE_KINDS: frozenset[CallKind] = frozenset({"reset", "step", "close"})
+INLINE_KINDS: frozenset[CallKind] = frozenset({"make", "reset", "step", "close"})
 SMOOTHING = 0.1
-"""Weight of the newest call in the moving average of inline CPU time."""
+"""Weight of the newest call in the moving average of inline call durations."""
 
 
 class EnvCalls:
@@ -55,11 +57,14 @@ class EnvCalls:
         self.inline: set[CallKind] = set(INLINE_KINDS) if inline else set()
         """The kinds of call that run on the event loop now; the valve removes kinds from it."""
         self.average_s: dict[CallKind, float] = dict.fromkeys(INLINE_KINDS, 0.0)
-        """Moving average of the CPU time of inline calls, by kind."""
+        """Moving average of the duration of inline calls, by kind."""
 
     async def run(self, kind: CallKind, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if kind in self.inline:
             return self._run_inline(kind, fn, *args, **kwargs)
+        return await self.run_in_pool(fn, *args, **kwargs)
+
+    async def run_in_pool(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self.pool, lambda: fn(*args, **kwargs))
         if self.timeout_s is None:
@@ -70,11 +75,11 @@ class EnvCalls:
             raise self._timeout() from None
 
     def _run_inline(self, kind: CallKind, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        started = time.thread_time()
+        started = time.perf_counter()
         try:
             result = fn(*args, **kwargs)
         finally:
-            spent = time.thread_time() - started
+            spent = time.perf_counter() - started
             average = self.average_s[kind] = (1 - SMOOTHING) * self.average_s[kind] + SMOOTHING * spent
             if average > self.inline_budget_s:
                 self._to_pool(kind, average)
@@ -85,7 +90,7 @@ class EnvCalls:
     def _to_pool(self, kind: CallKind, average: float) -> None:
         self.inline.discard(kind)
         log.warning(
-            "agenthub: env %r: inline %s calls took %.1f ms of CPU on average, over inline_budget_ms=%g; "
+            "agenthub: env %r: inline %s calls took %.1f ms on average, over inline_budget_ms=%g; "
             "%s calls now run in the thread pool. If this env's %s is often that slow, set inline_calls=False "
             "in its EnvSpec, or serve it with inline_calls=false",
             self.env_name,

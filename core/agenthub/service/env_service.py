@@ -196,6 +196,18 @@ class EnvService:
 
     async def start(self) -> None:
         self._reaper = asyncio.create_task(self.reap_forever())
+        if "make" in self.calls.inline:
+            await self._warm_up()
+
+    async def _warm_up(self) -> None:
+        """Build a first instance in the pool, so that imports and one-time loading stay off the loop."""
+        try:
+            env = await self.calls.run_in_pool(self.spec.make, **self.settings.env_kwargs)
+        except Exception:
+            # Not fatal here: every create will answer the same failure to its client, in words.
+            log.exception("agenthub: building a first %s instance at startup failed", self.spec.name)
+            return
+        await self.retire_env(env, reusable=True)
 
     async def stop(self) -> None:
         if self._reaper is not None:

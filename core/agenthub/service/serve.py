@@ -53,6 +53,15 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
+def http_protocol() -> type[asyncio.Protocol] | str:
+    """httptools (a core dependency on CPython) writing each response at once, else uvicorn's choice."""
+    try:
+        from agenthub.service.coalescing import CoalescingHttpToolsProtocol
+    except ImportError:
+        return "auto"
+    return CoalescingHttpToolsProtocol
+
+
 def uvicorn_config(spec: EnvSpec, settings: ServiceSettings, *, log_level: str = "warning") -> uvicorn.Config:
     return uvicorn.Config(
         create_app(spec, settings),
@@ -63,7 +72,7 @@ def uvicorn_config(spec: EnvSpec, settings: ServiceSettings, *, log_level: str =
         # parsing would only cost CPU on every request.
         proxy_headers=False,
         timeout_graceful_shutdown=10,
-        http="auto",  # httptools when installed (a core dependency), h11 otherwise
+        http=http_protocol(),
     )
 
 

@@ -42,7 +42,7 @@ class ServiceSettings(BaseModel):
     inline_budget_ms: float = Field(
         default=5.0,
         gt=0,
-        description="When inline calls of one kind average more CPU time than this, "
+        description="When inline calls of one kind take longer than this on average, "
         "that kind of call goes to the thread pool for good.",
     )
     idle_envs: int = Field(default=4, ge=0, description="Closed sessions' env instances kept for reuse.")

