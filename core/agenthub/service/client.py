@@ -1,4 +1,11 @@
-"""Clients for protocol v1: async ``EnvClient`` on httpx, and ``SyncEnvClient`` around it.
+"""Clients for protocol v1: async ``EnvClient`` on aiohttp, and ``SyncEnvClient`` around it.
+
+Transport: aiohttp, chosen by benchmark (``benchmarks/env_client_transports.py``):
+on 2 slow cores it spends about 0.2-0.3 ms of client CPU per request where an
+httpx ``AsyncClient`` spends 2-5 ms (its connection pool grows costlier with
+the number of connections), and the executor makes one env request per turn.
+httpx stays for in-process use: ``EnvClient(url, transport=httpx.ASGITransport(app))``
+serves an app without a socket (tests, notebooks).
 
 Retries: connection failures, dropped connections, 429 and 503 are retried
 with exponential backoff (honouring ``Retry-After``). Steps carry a request id,
@@ -13,10 +20,13 @@ import random
 import threading
 import uuid
 from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import aiohttp
 import httpx
+import orjson
 
 from agenthub.errors import (
     EnvServerUnavailableError,
@@ -42,23 +52,137 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _RETRY_STATUSES = frozenset({429, 503})
 _MAX_RETRY_AFTER_S = 10.0
+# Below uvicorn's 5 s keep-alive: the client drops an idle connection before the server
+# may close it, so a request is never written into a connection the server is closing.
+_KEEPALIVE_S = 4.0
+_JSON = {"Content-Type": "application/json"}
 
 
-def _error_from(response: httpx.Response) -> EnvServiceError:
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """A complete HTTP answer, whichever transport fetched it."""
+
+    status: int
+    reason: str
+    headers: Mapping[str, str]  # case-insensitive (aiohttp's CIMultiDictProxy, httpx's Headers)
+    content: bytes
+    url: str
+
+    def json(self) -> Any:
+        return orjson.loads(self.content)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+
+class _TransportFailure(Exception):
+    """No answer came back; ``sent`` says whether the server may have received the request."""
+
+    def __init__(self, cause: BaseException, *, sent: bool) -> None:
+        super().__init__(f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__)
+        self.sent = sent
+
+
+class _AiohttpTransport:
+    """Pooled keep-alive connections; the session belongs to the event loop that first uses it."""
+
+    def __init__(
+        self, headers: Mapping[str, str], timeout: float, connect_timeout: float, max_connections: int
+    ) -> None:
+        self.headers = dict(headers)
+        # connect: waiting for a pooled connection plus connecting; sock_read: the answer.
+        self.timeout = aiohttp.ClientTimeout(
+            total=None, connect=timeout, sock_connect=connect_timeout, sock_read=timeout
+        )
+        self.max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def _current(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop:
+            old, old_loop = self._session, self._loop
+            if old is not None and old_loop is not None and old_loop.is_closed():
+                await old.close()  # its loop is gone with its sockets; this only marks it closed
+            connector = aiohttp.TCPConnector(
+                limit=self.max_connections, limit_per_host=0, keepalive_timeout=_KEEPALIVE_S, ttl_dns_cache=300
+            )
+            self._session = aiohttp.ClientSession(
+                headers=self.headers,
+                timeout=self.timeout,
+                connector=connector,
+                skip_auto_headers=("User-Agent",),
+                auto_decompress=False,
+            )
+            self._loop = loop
+        return self._session
+
+    async def send(self, method: str, url: str, body: bytes | None, params: Mapping[str, str] | None) -> _Answer:
+        session = self._session if self._loop is asyncio.get_running_loop() else None
+        if session is None:
+            session = await self._current()
+        try:
+            async with session.request(
+                method, url, data=body, params=params, headers=_JSON if body is not None else None
+            ) as response:
+                content = await response.read()
+                return _Answer(response.status, response.reason or "", response.headers, content, url)
+        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
+            raise _TransportFailure(exc, sent=False) from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _TransportFailure(exc, sent=True) from exc
+
+    async def aclose(self) -> None:
+        session, loop = self._session, self._loop
+        self._session, self._loop = None, None
+        if session is None or loop is None:
+            return
+        if loop is asyncio.get_running_loop() or loop.is_closed():
+            await session.close()
+        elif loop.is_running():  # still serving another thread: close it there
+            asyncio.run_coroutine_threadsafe(session.close(), loop)
+
+
+class _HttpxTransport:
+    """An httpx transport given by the caller, such as ``httpx.ASGITransport(app)`` for an in-process app."""
+
+    def __init__(
+        self, transport: httpx.AsyncBaseTransport, headers: Mapping[str, str], timeout: float, connect_timeout: float
+    ) -> None:
+        self._http = httpx.AsyncClient(
+            headers=dict(headers), timeout=httpx.Timeout(timeout, connect=connect_timeout), transport=transport
+        )
+
+    async def send(self, method: str, url: str, body: bytes | None, params: Mapping[str, str] | None) -> _Answer:
+        try:
+            response = await self._http.request(
+                method, url, content=body, params=params, headers=_JSON if body is not None else None
+            )
+        except httpx.ConnectError as exc:
+            raise _TransportFailure(exc, sent=False) from exc
+        except (httpx.TransportError, httpx.TimeoutException) as exc:
+            raise _TransportFailure(exc, sent=True) from exc
+        return _Answer(response.status_code, response.reason_phrase, response.headers, response.content, url)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+def _error_from(response: _Answer) -> EnvServiceError:
     try:
         detail = response.json()["error"]
         code, message = str(detail["code"]), str(detail["message"])
     except Exception:
-        code, message = "http_error", response.text[:500] or response.reason_phrase
-    url = str(response.request.url) if response.request is not None else ""
+        code, message = "http_error", response.text[:500] or response.reason
     cls: type[EnvServiceError] = EnvServiceError
-    if response.status_code == 404 and code == "session_not_found":
+    if response.status == 404 and code == "session_not_found":
         cls = SessionNotFoundError
-    elif response.status_code == 409 and code == "episode_done":
+    elif response.status == 409 and code == "episode_done":
         cls = EpisodeDoneError
-    elif response.status_code in _RETRY_STATUSES:
+    elif response.status in _RETRY_STATUSES:
         cls = ServerBusyError
-    return cls(response.status_code, code, message, url)
+    return cls(response.status, code, message, response.url)
 
 
 def _action_json(action: Action) -> str | dict[str, Any]:
@@ -74,6 +198,10 @@ class EnvClient:
             session = await client.create_session(task_id=3)
             result = await session.step("guess 8")
             await session.close()
+
+    Requests go over pooled aiohttp connections, bound to the event loop that
+    makes the first request; with ``transport`` (an httpx transport, such as
+    ``httpx.ASGITransport(app)``) they go through httpx instead.
     """
 
     def __init__(
@@ -96,13 +224,11 @@ class EnvClient:
         self.retries = retries
         self.backoff_s = backoff_s
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
-            transport=transport,
-        )
+        self._http: _AiohttpTransport | _HttpxTransport
+        if transport is None:
+            self._http = _AiohttpTransport(headers, timeout, connect_timeout, max_connections)
+        else:
+            self._http = _HttpxTransport(transport, headers, timeout, connect_timeout)
 
     async def __aenter__(self) -> EnvClient:
         return self
@@ -118,24 +244,25 @@ class EnvClient:
     # -- transport with retries ---------------------------------------------------
 
     async def _request(
-        self, method: str, path: str, *, json: Any = None, params: Any = None, idempotent: bool
-    ) -> httpx.Response:
+        self, method: str, path: str, *, json: Any = None, params: Mapping[str, str] | None = None, idempotent: bool
+    ) -> _Answer:
+        url = self.base_url + path
+        body = None if json is None else orjson.dumps(json)
         attempt = 0
         while True:
             try:
-                response = await self._http.request(method, path, json=json, params=params)
-            except httpx.ConnectError as exc:  # never reached the server: always safe to retry
-                error: Exception = exc
-            except (httpx.TransportError, httpx.TimeoutException) as exc:
-                if not idempotent:
+                response = await self._http.send(method, url, body, params)
+            except _TransportFailure as exc:
+                if exc.sent and not idempotent:
                     raise EnvServerUnavailableError(
-                        f"{method} {self.base_url}{path} failed ({type(exc).__name__}: {exc}) and is not safe to retry"
+                        f"{method} {url} failed ({exc}) and is not safe to retry; "
+                        "check the environment server's log for a crash or a restart"
                     ) from exc
-                error = exc
+                error: Exception = exc
             else:
-                if response.status_code < 400:
+                if response.status < 400:
                     return response
-                if response.status_code not in _RETRY_STATUSES or attempt >= self.retries:
+                if response.status not in _RETRY_STATUSES or attempt >= self.retries:
                     raise _error_from(response)
                 error = _error_from(response)
                 delay = self._retry_after(response)
@@ -147,8 +274,7 @@ class EnvClient:
                 if isinstance(error, EnvServiceError):
                     raise error
                 raise EnvServerUnavailableError(
-                    f"{method} {self.base_url}{path} failed after {attempt + 1} attempts "
-                    f"({type(error).__name__}: {error}); is the environment server running?"
+                    f"{method} {url} failed after {attempt + 1} attempts ({error}); is the environment server running?"
                 ) from error
             await asyncio.sleep(self._backoff(attempt))
             attempt += 1
@@ -157,7 +283,7 @@ class EnvClient:
         return float(self.backoff_s * (2**attempt) * (0.5 + random.random()))
 
     @staticmethod
-    def _retry_after(response: httpx.Response) -> float | None:
+    def _retry_after(response: _Answer) -> float | None:
         value = response.headers.get("Retry-After")
         try:
             return min(_MAX_RETRY_AFTER_S, float(value)) if value is not None else None

@@ -1,9 +1,12 @@
-"""The HTTP side: chat-completion requests over httpx with a concurrency limit and retries.
+"""The HTTP side: chat-completion requests over aiohttp with a concurrency limit and retries.
 
-httpx rather than the ``openai`` SDK: agenthub already depends on it, the
-SDK's typed models would drop vLLM's extra fields (``token_ids``,
-``prompt_token_ids``) that trainers need, and its retry policy is not ours
-to set (a semaphore that spans episodes, Retry-After up to a cap).
+aiohttp rather than the ``openai`` SDK: the SDK's typed models would drop
+vLLM's extra fields (``token_ids``, ``prompt_token_ids``) that trainers need,
+and its retry policy is not ours to set (a semaphore that spans episodes,
+Retry-After up to a cap). aiohttp rather than httpx (which agenthub's env
+client also left): the executor sends one of these requests per turn, and on
+2 slow cores aiohttp spends ~0.3 ms of CPU per request where httpx spends
+2-5 ms (``benchmarks/env_client_transports.py`` in the agenthub repository).
 
 The limit is held only while a request is in flight, not while a request
 waits to be retried, so a throttled episode does not keep others waiting.
@@ -20,10 +23,13 @@ import random
 import re
 import ssl
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import aiohttp
+import certifi
+import orjson
 from agenthub.rollout.tokens import ContextLengthExceeded
 
 from agenthub_agent_openai.errors import ChatReplyError, ChatServerError, ChatServerUnavailableError, clip
@@ -43,13 +49,31 @@ _CONTEXT_TOO_LONG = re.compile(
 
 @dataclass
 class _LoopState:
-    """What belongs to one event loop: httpx's connections and asyncio's primitives are bound to it."""
+    """What belongs to one event loop: aiohttp's connections and asyncio's primitives are bound to it."""
 
     loop: asyncio.AbstractEventLoop
-    http: httpx.AsyncClient
+    http: aiohttp.ClientSession
     limit: asyncio.Semaphore
     model_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     in_flight: int = 0
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """One complete HTTP answer."""
+
+    method: str
+    url: str
+    status: int
+    headers: Mapping[str, str]  # case-insensitive
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return orjson.loads(self.content)
 
 
 class ChatCompletionsClient:
@@ -82,20 +106,23 @@ class ChatCompletionsClient:
         if self._state is None or self._state.loop is not loop:
             # A new event loop (a second asyncio.run): the old loop's connections cannot be reused.
             s = self.settings
-            http = httpx.AsyncClient(
+            http = aiohttp.ClientSession(
                 headers=self._headers(),
-                timeout=httpx.Timeout(s.timeout_s, connect=s.connect_timeout_s),
-                limits=httpx.Limits(max_connections=s.max_concurrency, max_keepalive_connections=s.max_concurrency),
-                follow_redirects=True,
-                verify=_tls_context(),
+                # connect: waiting for a pooled connection plus connecting; sock_read: silence while answering.
+                timeout=aiohttp.ClientTimeout(
+                    total=None, connect=s.timeout_s, sock_connect=s.connect_timeout_s, sock_read=s.timeout_s
+                ),
+                connector=aiohttp.TCPConnector(limit=s.max_concurrency, limit_per_host=0, ssl=_tls_context()),
+                trust_env=True,  # HTTP(S)_PROXY and NO_PROXY, as for any HTTP client reaching a hosted API
+                skip_auto_headers=("User-Agent",),
             )
             self._state = _LoopState(loop, http, asyncio.Semaphore(s.max_concurrency))
         return self._state
 
     async def aclose(self) -> None:
-        if self._state is not None and self._state.loop is asyncio.get_running_loop():
-            await self._state.http.aclose()
-        self._state = None
+        state, self._state = self._state, None
+        if state is not None and (state.loop is asyncio.get_running_loop() or state.loop.is_closed()):
+            await state.http.close()  # on a closed loop its sockets are gone: this only marks it closed
 
     # -- the two requests ---------------------------------------------------------------
 
@@ -132,15 +159,15 @@ class ChatCompletionsClient:
                 state.in_flight += 1
                 try:
                     self.requests_sent += 1
-                    response = await state.http.request(method, url, json=body)
-                except httpx.TransportError as exc:
-                    problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                    response = await self._send(state.http, method, url, body)
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    problem = _describe(exc, self.settings)
                 else:
-                    if response.status_code < 400:
+                    if response.status < 400:
                         return _json_of(response)
-                    if response.status_code not in RETRY_STATUSES and response.status_code < 500:
+                    if response.status not in RETRY_STATUSES and response.status < 500:
                         raise self._refusal(response)
-                    problem = f"HTTP {response.status_code}: {_server_message(response)}"
+                    problem = f"HTTP {response.status}: {_server_message(response)}"
                     retry_after = retry_after_s(response.headers)
                 finally:
                     state.in_flight -= 1
@@ -155,6 +182,13 @@ class ChatCompletionsClient:
             "running and reachable at agent.base_url, or give it more time with agent.max_retries / agent.timeout_s"
         )
 
+    @staticmethod
+    async def _send(http: aiohttp.ClientSession, method: str, url: str, body: dict[str, Any] | None) -> _Answer:
+        data = None if body is None else orjson.dumps(body)
+        headers = _JSON if data is not None else None
+        async with http.request(method, url, data=data, headers=headers) as response:
+            return _Answer(method, str(response.url), response.status, response.headers, await response.read())
+
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Retry-After when the server sent one (capped), else exponential backoff with jitter."""
         s = self.settings
@@ -163,9 +197,9 @@ class ChatCompletionsClient:
         ceiling: float = min(s.backoff_max_s, s.backoff_s * 2 ** (attempt - 1))
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
-    def _refusal(self, response: httpx.Response) -> Exception:
-        status, message = response.status_code, _server_message(response)
-        what = f"{response.request.method} {response.request.url} answered HTTP {status}: {message}"
+    def _refusal(self, response: _Answer) -> Exception:
+        status, message = response.status, _server_message(response)
+        what = f"{response.method} {response.url} answered HTTP {status}: {message}"
         if status in (401, 403):
             env = self.settings.api_key_env
             if not self._api_key:
@@ -187,13 +221,29 @@ class ChatCompletionsClient:
         )
 
 
+_JSON = {"Content-Type": "application/json"}
+
+
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """One TLS context per process: building one costs ~60 ms, and each event loop gets a new client."""
-    return httpx.create_ssl_context()
+    """One TLS context per process (certifi's CAs): building one costs ~60 ms, and each event loop gets a client."""
+    return ssl.create_default_context(cafile=certifi.where())
 
 
-def retry_after_s(headers: httpx.Headers) -> float | None:
+def _describe(exc: BaseException, settings: OpenAISettings) -> str:
+    """What went wrong on the wire, in words, with aiohttp's exception for detail."""
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        limit = settings.connect_timeout_s
+        return f"connect timeout: no connection within agent.connect_timeout_s={limit:g} ({detail})"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return f"connect error: {detail}"
+    if isinstance(exc, TimeoutError):
+        return f"read timeout: no answer within agent.timeout_s={settings.timeout_s:g} ({detail})"
+    return f"connection error: {detail}"
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
     """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` as seconds or an HTTP date."""
     if (ms := headers.get("retry-after-ms")) is not None:
         try:
@@ -214,7 +264,7 @@ def retry_after_s(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _server_message(response: httpx.Response) -> str:
+def _server_message(response: _Answer) -> str:
     """The error message in an OpenAI-style body, else the body itself (clipped)."""
     try:
         body = response.json()
@@ -233,14 +283,14 @@ def _server_message(response: httpx.Response) -> str:
     return clip(json.dumps(body), 500)
 
 
-def _json_of(response: httpx.Response) -> dict[str, Any]:
+def _json_of(response: _Answer) -> dict[str, Any]:
     try:
         payload = response.json()
     except ValueError:
         raise ChatReplyError(
-            f"{response.request.url} answered HTTP {response.status_code} with a body that is not JSON: "
+            f"{response.url} answered HTTP {response.status} with a body that is not JSON: "
             f"{clip(response.text, 300)!r}; check that agent.base_url points at an OpenAI-compatible API"
         ) from None
     if not isinstance(payload, dict):
-        raise ChatReplyError(f"{response.request.url} answered with JSON that is not an object: {clip(repr(payload))}")
+        raise ChatReplyError(f"{response.url} answered with JSON that is not an object: {clip(repr(payload))}")
     return payload

@@ -1,4 +1,4 @@
-"""Registers the ``openai`` agent; imports neither httpx nor the agent until it is used."""
+"""Registers the ``openai`` agent; imports neither aiohttp nor the agent until it is used."""
 
 from __future__ import annotations
 
