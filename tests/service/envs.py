@@ -90,3 +90,23 @@ class DriftingEnv:
 
     def close(self) -> None:
         return None
+
+
+class ThreadReportingEnv:
+    """Declares its calls cheap (``inline_calls``); reports the thread of each call; ``sleep MS`` blocks MS ms."""
+
+    name = "threads"
+    inline_calls = True
+
+    def reset(
+        self, *, task_id: TaskId | None = None, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        return "ready", {"thread": threading.current_thread().name}
+
+    def step(self, action: Action) -> StepTuple:
+        if isinstance(action, str) and action.startswith("sleep "):
+            time.sleep(int(action.split()[1]) / 1000)
+        return "done", 0.0, False, False, {"thread": threading.current_thread().name}
+
+    def close(self) -> None:
+        return None

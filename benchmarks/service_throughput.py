@@ -1,0 +1,379 @@
+"""Steps/s and step latency of env servers under load, against the in-process ceiling.
+
+For each env (default: textcraft, babyai and the built-in guess), whole episodes
+(create with reset, ``STEPS_PER_EPISODE`` steps, close) are played:
+
+1. **in-process**: ``spec.make()``, ``reset``, ``step``, ``close`` in a loop on
+   one core, no HTTP: the ceiling;
+2. **through the service**, at each concurrency (1, 16, 64, 256 sessions at once),
+   with 1 and with N server processes (``agenthub serve``, sessions spread
+   round-robin across them).
+
+Each action is picked from ``info['available_actions']`` (cycled), so every env
+plays the same way in-process and over HTTP. The load generator is
+``lean_http`` (asyncio + httptools, one keep-alive connection per session),
+because an httpx client would be the bottleneck; its CPU per request and the
+servers' CPU per step (psutil) are reported beside the rates. The load
+generator shares the machine with the servers, so absolute figures move with
+the machine's load: compare the ratios, which are measured side by side.
+
+    pip install -e '.[bench]'
+    python benchmarks/service_throughput.py [ENV ...] [--seconds 4] [--concurrency 1 16 64 256] [--servers 2]
+    python benchmarks/service_throughput.py --quick      # smoke run, seconds; writes to a temp dir
+
+Writes benchmarks/results/service_throughput.json and .png (``--out`` elsewhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import psutil
+
+from agenthub import EnvSpec, LocalServer, get_plugin_host
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from lean_http import LeanConnection  # a sibling module of this script
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DEFAULT_ENVS = ["textcraft", "babyai", "guess"]
+STEPS_PER_EPISODE = 8
+TASKS = 200
+"""Episodes cycle over the first TASKS task ids of the env's first split."""
+
+
+def task_ids(spec: EnvSpec) -> list[Any]:
+    splits = spec.resolved_splits()
+    return list(splits[next(iter(splits))].first(TASKS))
+
+
+def choose(info: dict[str, Any], turn: int, previous: list[str]) -> tuple[str, list[str]]:
+    actions = info.get("available_actions") or previous
+    return actions[turn % len(actions)], actions
+
+
+def percentiles(latencies: list[float]) -> dict[str, float]:
+    ordered = sorted(latencies)
+    if not ordered:
+        return {"step_p50_ms": float("nan"), "step_p99_ms": float("nan")}
+    return {
+        "step_p50_ms": 1000 * ordered[len(ordered) // 2],
+        "step_p99_ms": 1000 * ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
+    }
+
+
+# -- in-process: the ceiling ---------------------------------------------------------
+
+
+def in_process(spec: EnvSpec, seconds: float) -> dict[str, Any]:
+    tasks = task_ids(spec)
+    latencies: list[float] = []
+    steps = episodes = 0
+    cpu_started, started = time.process_time(), time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        env = spec.make()
+        _, info = env.reset(task_id=tasks[episodes % len(tasks)], seed=episodes)
+        actions: list[str] = ["look"]
+        for turn in range(STEPS_PER_EPISODE):
+            action, actions = choose(info, turn, actions)
+            before = time.perf_counter()
+            _, _, terminated, truncated, info = env.step(action)
+            latencies.append(time.perf_counter() - before)
+            steps += 1
+            if terminated or truncated:
+                break
+        env.close()
+        episodes += 1
+    wall = time.perf_counter() - started
+    return {
+        "steps_per_s": steps / wall,
+        "episodes": episodes,
+        "cpu_ms_per_step": 1000 * (time.process_time() - cpu_started) / max(steps, 1),
+        **percentiles(latencies),
+    }
+
+
+# -- through the service ---------------------------------------------------------------
+
+
+async def play(
+    connections: list[LeanConnection], tasks: list[Any], seconds: float
+) -> tuple[int, int, int, list[float]]:
+    """Whole episodes on every connection until ``seconds`` pass: (steps, episodes, requests, step latencies)."""
+    deadline = time.perf_counter() + seconds
+    latencies: list[float] = []
+    counts = [0, 0, 0]
+
+    async def worker(index: int, conn: LeanConnection) -> None:
+        episode = index
+        while time.perf_counter() < deadline:
+            created = await conn.json(
+                "POST", "/v1/sessions", {"task_id": tasks[episode % len(tasks)], "seed": episode}, expect=201
+            )
+            path = f"/v1/sessions/{created['session_id']}"
+            info, actions = created["info"], ["look"]
+            for turn in range(STEPS_PER_EPISODE):
+                action, actions = choose(info, turn, actions)
+                before = time.perf_counter()
+                reply = await conn.json("POST", path + "/step", {"action": action, "request_id": f"{episode}-{turn}"})
+                latencies.append(time.perf_counter() - before)
+                counts[0] += 1
+                counts[2] += 1
+                if reply["terminated"] or reply["truncated"]:
+                    break
+                info = reply["info"]
+            await conn.json("DELETE", path, expect=204)
+            counts[1] += 1
+            counts[2] += 2
+            episode += len(connections)
+
+    await asyncio.gather(*(worker(i, c) for i, c in enumerate(connections)))
+    return counts[0], counts[1], counts[2], latencies
+
+
+def cpu_seconds(processes: list[psutil.Process]) -> float:
+    return sum(sum(p.cpu_times()[:2]) for p in processes)
+
+
+async def through_service(
+    servers: list[LocalServer], tasks: list[Any], seconds: float, concurrency: int
+) -> dict[str, Any]:
+    addresses = [urlsplit(s.url) for s in servers]
+    connections = []
+    for i in range(concurrency):  # sessions spread round-robin over the servers
+        address = addresses[i % len(addresses)]
+        connections.append(await LeanConnection(address.hostname or "127.0.0.1", address.port or 80).connect())
+    processes = [psutil.Process(s.pid) for s in servers]
+    try:
+        await play(connections, tasks, min(0.2, seconds / 4))  # warm: imports, first instances, code paths
+        server_cpu, client_cpu, started = cpu_seconds(processes), time.process_time(), time.perf_counter()
+        steps, episodes, requests, latencies = await play(connections, tasks, seconds)
+        wall = time.perf_counter() - started
+        server_cpu, client_cpu = cpu_seconds(processes) - server_cpu, time.process_time() - client_cpu
+    finally:
+        for conn in connections:
+            conn.close()
+    return {
+        "concurrency": concurrency,
+        "servers": len(servers),
+        "steps_per_s": steps / wall,
+        "episodes": episodes,
+        **percentiles(latencies),
+        "server_cpu_ms_per_step": 1000 * server_cpu / max(steps, 1),
+        "loadgen_cpu_ms_per_request": 1000 * client_cpu / max(requests, 1),
+        "requests_per_step": requests / max(steps, 1),
+    }
+
+
+@contextlib.contextmanager
+def running_servers(env: str, count: int, max_sessions: int) -> Iterator[list[LocalServer]]:
+    servers = [LocalServer(env, overrides={"max_sessions": max_sessions}) for _ in range(count)]
+    try:
+        for server in servers:
+            server.start()
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def measure_env(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    spec = get_plugin_host().env(name)
+    tasks = task_ids(spec)
+    ceiling = in_process(spec, args.seconds)
+    print(f"{name:>10} in-process: {ceiling['steps_per_s']:8.0f} steps/s", flush=True)
+    service: dict[str, list[dict[str, Any]]] = {}
+    for count in sorted({1, args.servers}):
+        rows = service[str(count)] = []
+        # Enough session slots per server that the round-robin spread never meets a 503.
+        with running_servers(name, count, max_sessions=2 * max(args.concurrency)) as servers:
+            for concurrency in args.concurrency:
+                with asyncio.Runner(loop_factory=_loop()) as runner:
+                    row = runner.run(through_service(servers, tasks, args.seconds, concurrency))
+                row["ratio_to_in_process"] = row["steps_per_s"] / ceiling["steps_per_s"]
+                rows.append(row)
+                print(
+                    f"{name:>10} servers={count} c={concurrency:<4} {row['steps_per_s']:8.0f} steps/s "
+                    f"p50 {row['step_p50_ms']:6.2f} ms p99 {row['step_p99_ms']:7.2f} ms "
+                    f"server {row['server_cpu_ms_per_step']:.3f} ms/step "
+                    f"loadgen {row['loadgen_cpu_ms_per_request']:.3f} ms/request",
+                    flush=True,
+                )
+    if args.servers != 1:
+        for one, many in zip(service["1"], service[str(args.servers)], strict=True):
+            many["ratio_to_one_server"] = many["steps_per_s"] / one["steps_per_s"]
+    return {"in_process": ceiling, "service": service}
+
+
+def compare(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """This checkout's server against servers importing agenthub from other checkouts (``--compare``).
+
+    All servers run at once and the cells interleave round by round, so each
+    comparison is side by side on the same machine load; medians over rounds.
+    """
+    tasks = task_ids(get_plugin_host().env(name))
+    variants = {label: {"PYTHONPATH": core} for label, core in args.compare} | {"this checkout": {}}
+    samples: dict[str, dict[int, list[dict[str, Any]]]] = {v: {c: [] for c in args.concurrency} for v in variants}
+    overrides = {"max_sessions": 2 * max(args.concurrency)}
+    servers = {label: LocalServer(name, overrides=overrides, extra_env=env) for label, env in variants.items()}
+    try:
+        for server in servers.values():
+            server.start()
+        for _ in range(args.rounds):
+            for concurrency in args.concurrency:
+                for label, server in servers.items():
+                    with asyncio.Runner(loop_factory=_loop()) as runner:
+                        row = runner.run(through_service([server], tasks, args.seconds, concurrency))
+                    samples[label][concurrency].append(row)
+    finally:
+        for server in servers.values():
+            server.stop()
+    keys = ("steps_per_s", "step_p50_ms", "step_p99_ms", "server_cpu_ms_per_step", "loadgen_cpu_ms_per_request")
+    result: dict[str, Any] = {"env": name, "rounds": args.rounds, "seconds": args.seconds, "variants": {}}
+    for label, by_concurrency in samples.items():
+        result["variants"][label] = {
+            "core": dict(args.compare).get(label, "this checkout"),
+            "by_concurrency": {
+                str(c): {key: statistics.median(row[key] for row in rows) for key in keys}
+                for c, rows in by_concurrency.items()
+            },
+        }
+    for label, variant in result["variants"].items():
+        for c, row in variant["by_concurrency"].items():
+            now = result["variants"]["this checkout"]["by_concurrency"][c]
+            print(
+                f"{label:>14} c={c:<4} {row['steps_per_s']:8.0f} steps/s p50 {row['step_p50_ms']:6.2f} ms "
+                f"p99 {row['step_p99_ms']:7.2f} ms server {row['server_cpu_ms_per_step']:.3f} ms/step "
+                f"(this checkout: x{now['steps_per_s'] / row['steps_per_s']:.2f} steps/s)",
+                flush=True,
+            )
+    return result
+
+
+def _loop() -> Any:
+    """uvloop for the load generator too: asyncio's own loop costs it more CPU per request."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+def plot(report: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    envs = report["envs"]
+    fig, axes = plt.subplots(2, len(envs), figsize=(4.5 * len(envs), 7), squeeze=False)
+    for column, (name, result) in enumerate(envs.items()):
+        rate, latency = axes[0][column], axes[1][column]
+        for count, rows in result["service"].items():
+            label = f"{count} server{'s' if count != '1' else ''}"
+            xs = [r["concurrency"] for r in rows]
+            rate.plot(xs, [r["steps_per_s"] for r in rows], marker="o", label=label)
+            latency.plot(xs, [r["step_p50_ms"] for r in rows], marker="o", label=f"p50, {label}")
+            latency.plot(xs, [r["step_p99_ms"] for r in rows], marker="x", linestyle="--", label=f"p99, {label}")
+        rate.axhline(result["in_process"]["steps_per_s"], color="grey", linestyle=":", label="in-process (ceiling)")
+        rate.set_title(f"{name}: steps/s (whole episodes)")
+        latency.set_title(f"{name}: step latency (ms)")
+        for ax in (rate, latency):
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("concurrent sessions")
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("envs", nargs="*", help=f"envs to measure (default: {' '.join(DEFAULT_ENVS)})")
+    parser.add_argument("--seconds", type=float, default=None, help="measured seconds per cell (default 4)")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=None, help="default: 1 16 64 256")
+    parser.add_argument("--servers", type=int, default=2, help="N in '1 versus N server processes' (default 2)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: guess only, 0.3 s cells; writes to a temp dir")
+    parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS})")
+    parser.add_argument(
+        "--compare",
+        metavar="LABEL=CORE_DIR",
+        action="append",
+        default=[],
+        help="instead of the full run: this checkout's server side by side with one importing agenthub "
+        "from CORE_DIR (e.g. a 'git worktree' of an older commit, its core/ folder); repeatable; "
+        "the result goes under 'before_after' in the JSON",
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds for --compare (default 5)")
+    args = parser.parse_args(argv)
+    pairs = []
+    for item in args.compare:
+        label, sep, core = item.partition("=")
+        if not sep or not label or not Path(core, "agenthub").is_dir():
+            parser.error(f"--compare {item!r}: give LABEL=CORE_DIR, where CORE_DIR holds the agenthub package")
+        pairs.append((label, str(Path(core).resolve())))
+    args.compare = pairs
+    if args.servers < 1:
+        parser.error(f"--servers must be at least 1, got {args.servers}")
+    args.envs = args.envs or (["guess"] if args.quick else DEFAULT_ENVS)
+    args.seconds = args.seconds or (0.3 if args.quick else 4.0)
+    args.concurrency = args.concurrency or ([1, 16] if args.quick else [1, 16, 64, 256])
+    if args.out is None:
+        args.out = Path(tempfile.mkdtemp(prefix="agenthub-bench-")) if args.quick else RESULTS
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.compare:
+        return main_compare(args)
+    report: dict[str, Any] = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "settings": {
+            "seconds": args.seconds,
+            "concurrency": args.concurrency,
+            "servers": args.servers,
+            "steps_per_episode": STEPS_PER_EPISODE,
+            "load_generator": "benchmarks/lean_http.py (asyncio + uvloop + httptools, one connection per session)",
+        },
+        "envs": {name: measure_env(name, args) for name in args.envs},
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / "service_throughput.json"
+    if out.is_file():  # before/after figures of server fixes are recorded by hand and kept across runs
+        earlier = json.loads(out.read_text())
+        if "before_after" in earlier:
+            report["before_after"] = earlier["before_after"]
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    plot(report, args.out / "service_throughput.png")
+    print(f"wrote {out} and {out.with_suffix('.png')}")
+    return 0
+
+
+def main_compare(args: argparse.Namespace) -> int:
+    results = {name: compare(name, args) for name in args.envs}
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / "service_throughput.json"
+    report = json.loads(out.read_text()) if out.is_file() else {}
+    report["before_after"] = results
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote 'before_after' into {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
