@@ -1,0 +1,162 @@
+"""The ``swift`` trainer that ``agenthub run trainer=swift`` builds: writes the launch, then starts it.
+
+Without ``url`` the env servers are started here (``processes`` of them, on
+127.0.0.1) for the length of the run; swift's processes reach them through
+the settings file. ``--dry-run`` prints the files and the exact commands
+instead, with the env servers' address left as a placeholder when they
+would be started by the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from agenthub.config import validate_config
+from agenthub.errors import ConfigError
+from agenthub.plugins import get_plugin_host
+
+from agenthub_trainer_swift.config import SwiftConfig
+from agenthub_trainer_swift.launch import TINY_MODEL_DIR, Command, LaunchPlan, build_plan
+
+LOCAL_URL_PLACEHOLDER = "http://127.0.0.1:<port chosen when the run starts>"
+ROLLOUT_STARTUP_S = 900.0
+
+
+def split_task_ids(config: SwiftConfig) -> tuple[list[Any], int]:
+    """The split's task ids and the env's default turn limit: from the installed env, else its first server."""
+    host = get_plugin_host()
+    if config.env in host.envs.names() or not config.urls:
+        spec = host.env(config.env)  # an unknown env fails here, with suggestions
+        splits = spec.resolved_splits()
+        if config.split not in splits:
+            raise ConfigError(f"env {config.env!r} has no split {config.split!r}; its splits: {', '.join(splits)}")
+        split = splits[config.split]
+        ids = list(split.ids) if split.ids is not None else list(range(split.start or 0, split.stop or 0))
+        return ids, spec.default_max_turns
+    from agenthub.service.client import SyncEnvClient
+
+    with SyncEnvClient(config.urls[0], token=config.token) as client:
+        info, listing = client.info(), client.tasks(config.split)
+    ids = list(listing.ids) if listing.ids is not None else list(range(listing.start or 0, listing.stop or 0))
+    return ids, info.default_max_turns
+
+
+def on_cpu() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return True
+    return not torch.cuda.is_available()
+
+
+def plan_for(config: SwiftConfig, run_dir: Path, urls: list[str], tasks: tuple[list[Any], int]) -> LaunchPlan:
+    ids, default_turns = tasks
+    return build_plan(
+        config, run_dir=run_dir, urls=urls, task_ids=ids, max_turns=config.max_turns or default_turns, on_cpu=on_cpu()
+    )
+
+
+@contextlib.contextmanager
+def env_servers(config: SwiftConfig) -> Iterator[list[str]]:
+    """The configured URLs, or local servers started for the run (stopped after it)."""
+    if config.urls:
+        yield config.urls
+        return
+    from agenthub import LocalServer
+
+    overrides: dict[str, Any] = {"max_sessions": max(64, config.episodes_per_step * 2)}
+    if config.token:
+        overrides["token"] = config.token
+    servers = [LocalServer(config.env, overrides=overrides) for _ in range(config.processes)]
+    try:
+        for server in servers:
+            server.start()
+        yield [s.url for s in servers]
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def wait_for_rollout(config: SwiftConfig, process: subprocess.Popen[bytes]) -> None:
+    url = f"http://{config.rollout_host}:{config.rollout_port}/health/"
+    deadline = time.monotonic() + ROLLOUT_STARTUP_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"`swift rollout` exited with code {process.returncode} before it was ready")
+        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as response:
+            if response.status == 200:
+                return
+        time.sleep(2)
+    raise RuntimeError(f"`swift rollout` did not answer {url} within {ROLLOUT_STARTUP_S:.0f}s; see its log")
+
+
+def execute(plan: LaunchPlan, config: SwiftConfig) -> int:
+    """Run the plan's commands; background ones are stopped when the training command ends."""
+    env = {**os.environ, **plan.env}
+    background: list[subprocess.Popen[bytes]] = []
+    try:
+        for command in plan.commands:
+            argv = resolve_swift(command)
+            if command.background:
+                process = subprocess.Popen(argv, env=env)
+                background.append(process)
+                wait_for_rollout(config, process)
+            else:
+                return subprocess.run(argv, env=env, check=False).returncode
+        return 0
+    finally:
+        for process in background:
+            process.terminate()
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def resolve_swift(command: Command) -> list[str]:
+    """``swift`` from this interpreter's environment, so a virtualenv need not be activated."""
+    local = Path(sys.executable).parent / command.argv[0]
+    return [str(local), *command.argv[1:]] if local.exists() else list(command.argv)
+
+
+class SwiftTrainer:
+    """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
+
+    def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
+        settings = validate_config(SwiftConfig, config)
+        tasks = split_task_ids(settings)  # a bad env or split fails here, before a run directory is made
+        if dry_run:
+            run_dir = Path(settings.runs_dir) / (settings.run_id or "<new run id>")
+            plan = plan_for(settings, run_dir, settings.urls or [LOCAL_URL_PLACEHOLDER], tasks)
+            print(plan.describe())
+            return 0
+        from agenthub.rollout.store import RunStore
+
+        store = RunStore.create(settings.model_dump(mode="json"), root=settings.runs_dir, run_id=settings.run_id)
+        status, code = "failed", 1
+        try:
+            if settings.model is None:
+                from agenthub.testing.tiny_model import build_tiny_model
+
+                build_tiny_model(store.path / TINY_MODEL_DIR, seed=settings.seed)
+            with env_servers(settings) as urls:
+                plan = plan_for(settings, store.path, urls, tasks)
+                plan.write()
+                print(plan.describe(), flush=True)
+                code = execute(plan, settings)
+            status = "finished" if code == 0 else "failed"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            store.finish({"swift_exit_code": code}, status=status)
+        print(f"run saved in {store.path} (swift exited with {code})")
+        return code
