@@ -260,3 +260,29 @@ async def test_an_unset_model_with_several_served_says_to_choose(
     chat.models = ["a", "b"]
     with pytest.raises(ChatServerError, match=r"lists \['a', 'b'\]; pass agent.model=NAME"):
         await make_agent(model=None).start_episode(TASK, guess_info).act(Observation(text=FIRST))
+
+
+async def test_http_proxy_from_the_environment_carries_the_requests(
+    chat: ScriptedChatServer, guess_info: EnvInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scripted server plays the proxy: the model's own host does not exist, so only the proxy can answer."""
+    for name in ("http_proxy", "HTTP_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", chat.url)
+    chat.reply("Action: guess 8")
+    async with OpenAIAgent(base_url="http://model.invalid:9/v1", model="scripted-model", max_retries=0) as agent:
+        reply = await agent.start_episode(TASK, guess_info).act(Observation(text=FIRST))
+    assert reply.action == "guess 8"
+    assert chat.chat_requests[0].path == "/v1/chat/completions"
+
+
+def test_no_proxy_names_the_hosts_reached_directly(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agenthub_agent_openai.client import env_proxy
+
+    for name in ("http_proxy", "https_proxy", "no_proxy", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,vllm.internal")
+    assert env_proxy("https://api.openai.com/v1") == "http://proxy.internal:3128"
+    assert env_proxy("https://vllm.internal/v1") is None
+    assert env_proxy("http://api.openai.com/v1") is None  # no HTTP_PROXY: plain http goes direct

@@ -1,0 +1,288 @@
+"""Hub executor scaling: episodes/s against concurrency, with an LLM of fixed latency.
+
+Every part is real except the model: the hub ``Executor`` drives the ``openai``
+agent plugin against a real ``agenthub serve env=guess`` process, and the model
+is a stand-in OpenAI-compatible server (its own process on 127.0.0.1, answering
+``POST /v1/chat/completions`` after a fixed latency, 50 ms and 500 ms). Its
+reply is always ``Action: look``, which ``guess`` answers without ending the
+game, so with ``max_turns=10`` every episode is exactly 10 turns (outcome
+``truncated``); each trajectory is appended to a run store, as ``agenthub eval``
+does.
+
+Reported per latency and concurrency (1, 16, 64, 256, 1024): episodes/s, the
+speed-up over concurrency 1 (serial) measured in the same run, the executor
+process's CPU ms per turn (its env and LLM clients included), and the CPU per
+turn of the env server and of the stand-in LLM (to show neither is the
+bottleneck). The machine is shared and noisy, so compare ratios, not rates.
+
+    pip install -e '.[bench]' -e plugins/agents/openai
+    python benchmarks/executor_scaling.py                  # ~8 minutes on 2 cores
+    python benchmarks/executor_scaling.py --quick          # smoke run, seconds; writes to a temp dir
+    python benchmarks/executor_scaling.py --latency-ms 500 --concurrency 1 256
+
+Writes benchmarks/results/executor_scaling.json and executor_scaling.png (``--out`` elsewhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from agenthub import LocalServer, Task
+from agenthub.rollout.executor import Executor, episode_requests
+from agenthub.rollout.pool import EnvPool
+from agenthub.rollout.store import RunStore
+from agenthub.types import Outcome
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TURNS = 10
+TARGET_SPEEDUP = 100.0
+TARGET_AT = (500, 256)  # (latency ms, concurrency) where issue 7's target applies
+
+# -- the stand-in LLM, in its own process ----------------------------------------------------
+
+STAND_IN = Path(__file__).resolve().parent / "llm_stand_in.py"
+
+
+class StandInLLM:
+    """The stand-in server as a child process (uvloop), so its CPU is measured apart from the executor's."""
+
+    def __init__(self, latency_ms: float) -> None:
+        self.latency_ms = latency_ms
+        self.process = subprocess.Popen(
+            [sys.executable, str(STAND_IN), "--latency-ms", str(latency_ms)],
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the stand-in LLM exited with {self.process.wait()} before it listened; see its stderr")
+        self.url: str = json.loads(line)["url"]
+        self.ps = psutil.Process(self.process.pid)
+
+    def cpu_s(self) -> float:
+        return float(sum(self.ps.cpu_times()[:2]))
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+# -- one measurement ------------------------------------------------------------------
+
+
+def episodes_for(concurrency: int, latency_ms: float, quick: bool, rounds: int | None) -> int:
+    """Enough rounds that start-up and the last stragglers are a small part of the wall time."""
+    if quick:
+        return max(2, concurrency)
+    if concurrency == 1:
+        return 20 if latency_ms < 100 else 3
+    return concurrency * (rounds or (4 if concurrency <= 64 else 2))
+
+
+async def measure(
+    env_url: str, env_pid: int, llm: StandInLLM, concurrency: int, episodes: int, store_root: Path
+) -> dict[str, Any]:
+    from agenthub_agent_openai import OpenAIAgent
+
+    agent = OpenAIAgent(
+        base_url=llm.url,
+        model="stand-in",
+        api_key_env=None,
+        max_concurrency=max(concurrency, 1),
+        max_tokens=64,
+        timeout_s=120,
+    )
+    pool = EnvPool.from_urls([env_url], capacity=concurrency)
+    executor = Executor(pool, agent, concurrency=concurrency)
+    tasks = [Task(env="guess", task_id=i % 10_000, split="train", seed=i, max_turns=TURNS) for i in range(episodes)]
+    env_server = psutil.Process(env_pid)
+    outcomes: dict[str, int] = {}
+    turns = 0
+    async with pool:
+        await pool.info()
+        store = RunStore.create({"benchmark": "executor_scaling", "concurrency": concurrency}, root=store_root)
+        env_cpu, llm_cpu = sum(env_server.cpu_times()[:2]), llm.cpu_s()
+        cpu, wall = time.process_time(), time.perf_counter()
+        async for trajectory in executor.stream(episode_requests(tasks)):
+            store.write(trajectory)
+            turns += len(trajectory.turns)
+            outcomes[trajectory.outcome.value] = outcomes.get(trajectory.outcome.value, 0) + 1
+        wall = time.perf_counter() - wall
+        cpu = time.process_time() - cpu
+        env_cpu = sum(env_server.cpu_times()[:2]) - env_cpu
+        llm_cpu = llm.cpu_s() - llm_cpu
+        store.finish()
+    await agent.aclose()
+    if outcomes != {Outcome.TRUNCATED.value: episodes} or turns != episodes * TURNS:
+        raise RuntimeError(
+            f"expected {episodes} episodes of exactly {TURNS} turns ending 'truncated', got {outcomes} over "
+            f"{turns} turns; see the trajectories in {store.path}"
+        )
+    return {
+        "concurrency": concurrency,
+        "episodes": episodes,
+        "wall_s": round(wall, 3),
+        "episodes_per_s": round(episodes / wall, 3),
+        "executor_cpu_ms_per_turn": round(1000 * cpu / turns, 3),
+        "executor_cpu_share": round(cpu / wall, 3),
+        "env_server_cpu_ms_per_turn": round(1000 * env_cpu / turns, 3),
+        "llm_stand_in_cpu_ms_per_turn": round(1000 * llm_cpu / turns, 3),
+        "machine_cpu_share": round((cpu + env_cpu + llm_cpu) / wall / (os.cpu_count() or 1), 3),
+    }
+
+
+def run_latency(
+    latency_ms: float, concurrencies: list[int], env_url: str, env_pid: int, args: argparse.Namespace, store_root: Path
+) -> list[dict[str, Any]]:
+    llm = StandInLLM(latency_ms)
+    rows: list[dict[str, Any]] = []
+    try:
+        for concurrency in concurrencies:
+            episodes = episodes_for(concurrency, latency_ms, args.quick, args.rounds)
+            row = asyncio.run(measure(env_url, env_pid, llm, concurrency, episodes, store_root))
+            row["latency_ms"] = latency_ms
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        llm.stop()
+    serial = next((r["episodes_per_s"] for r in rows if r["concurrency"] == 1), None)
+    for row in rows:
+        row["speedup_over_serial"] = round(row["episodes_per_s"] / serial, 2) if serial else None
+        # The best any executor could do: every episode a chain of TURNS model calls, nothing else.
+        row["ideal_episodes_per_s"] = round(row["concurrency"] / (TURNS * latency_ms / 1000), 3)
+        row["efficiency"] = round(row["episodes_per_s"] / row["ideal_episodes_per_s"], 3)
+    return rows
+
+
+# -- report ---------------------------------------------------------------------------
+
+
+def plot(report: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (rate, cpu) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for latency, rows in report["latencies"].items():
+        xs = [r["concurrency"] for r in rows]
+        (line,) = rate.plot(xs, [r["episodes_per_s"] for r in rows], marker="o", label=f"LLM {latency} ms")
+        rate.plot(xs, [r["ideal_episodes_per_s"] for r in rows], linestyle=":", color=line.get_color())
+        cpu.plot(
+            xs,
+            [r["executor_cpu_ms_per_turn"] for r in rows],
+            marker="o",
+            color=line.get_color(),
+            label=f"executor, LLM {latency} ms",
+        )
+        cpu.plot(
+            xs,
+            [r["env_server_cpu_ms_per_turn"] for r in rows],
+            marker="s",
+            linestyle="--",
+            color=line.get_color(),
+            label=f"env server, LLM {latency} ms",
+        )
+        cpu.plot(
+            xs,
+            [r["llm_stand_in_cpu_ms_per_turn"] for r in rows],
+            marker="^",
+            linestyle=":",
+            color=line.get_color(),
+            label=f"stand-in LLM, LLM {latency} ms",
+        )
+    for axis in (rate, cpu):
+        axis.set_xscale("log", base=2)
+        axis.set_xlabel("concurrent episodes")
+    rate.set_yscale("log")
+    rate.set_ylabel("episodes / s (10 turns each); dotted: ideal")
+    rate.set_title("hub executor, openai agent, env guess")
+    rate.legend()
+    cpu.set_ylabel("CPU ms per turn")
+    cpu.set_title("CPU per turn by process")
+    cpu.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--latency-ms", type=float, nargs="+", default=[50.0, 500.0])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64, 256, 1024])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 5 ms LLM, concurrency 1 and 8; temp dir")
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="episodes per concurrent slot (default 4 up to 64, then 2)"
+    )
+    parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS})")
+    parser.add_argument(
+        "--before-after",
+        type=Path,
+        default=None,
+        help="a JSON file of earlier measurements to keep under 'before_after' in the report",
+    )
+    parser.add_argument(
+        "--server-pythonpath",
+        default=None,
+        help="PYTHONPATH for the env server (hold the server fixed while comparing executor changes)",
+    )
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.latency_ms, args.concurrency = [5.0], [1, 8]
+        args.out = args.out or Path(tempfile.mkdtemp(prefix="executor-scaling-"))
+    args.out = args.out or RESULTS
+    if 1 not in args.concurrency:
+        parser.error("--concurrency must include 1: the speed-up is measured against the serial run")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    concurrencies = sorted(set(args.concurrency))
+    latencies: dict[str, list[dict[str, Any]]] = {}
+    with (
+        tempfile.TemporaryDirectory(prefix="executor-scaling-runs-") as runs,
+        LocalServer(
+            "guess",
+            overrides={"max_sessions": 2 * max(concurrencies)},
+            extra_env={"PYTHONPATH": args.server_pythonpath} if args.server_pythonpath else None,
+        ) as env_server,
+    ):
+        for latency in args.latency_ms:
+            rows = run_latency(latency, concurrencies, env_server.url, env_server.pid, args, Path(runs))
+            latencies[f"{latency:g}"] = rows
+    target_rows = [r for r in latencies.get(f"{TARGET_AT[0]}", []) if r["concurrency"] == TARGET_AT[1]]
+    report: dict[str, Any] = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "settings": {"turns": TURNS, "env": "guess", "agent": "openai", "env_server_processes": 1},
+        "latencies": latencies,
+        "target": {
+            "speedup_over_serial_at_500ms_c256": target_rows[0]["speedup_over_serial"] if target_rows else None,
+            "required": TARGET_SPEEDUP,
+            "met": bool(target_rows) and target_rows[0]["speedup_over_serial"] >= TARGET_SPEEDUP,
+        },
+    }
+    if args.before_after is not None:
+        report["before_after"] = json.loads(args.before_after.read_text())
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "executor_scaling.json").write_text(json.dumps(report, indent=2) + "\n")
+    plot(report, args.out / "executor_scaling.png")
+    print(f"wrote {args.out / 'executor_scaling.json'} and executor_scaling.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
