@@ -21,12 +21,14 @@ import logging
 from typing import Any
 from uuid import uuid4
 
+from agenthub.errors import EnvServerUnavailableError, EnvServiceError
 from agenthub.plugins import get_plugin_host
 from agenthub.protocols import HorizonSchedule
 from agenthub.rollout.executor import EpisodeRequest, Executor
 from agenthub.rollout.horizon import FixedHorizon, build_horizon
 from agenthub.rollout.policy import SamplingParams, TokenPolicy
-from agenthub.types import EnvInfo, Task
+from agenthub.service.launcher import ServerStartError
+from agenthub.types import EnvInfo, Outcome, Task, Trajectory
 from verl.experimental.agent_loop import AgentLoopBase, AgentLoopOutput
 
 from agenthub_trainer_verl.engine import VerlGenerate
@@ -40,6 +42,7 @@ log = logging.getLogger("agenthub.verl")
 # What AgentLoopWorker always passes to the constructor; everything else comes from the YAML entry.
 _VERL_ARGS = ("trainer_config", "server_manager", "tokenizer", "processor", "dataset_cls", "data_config")
 _VERL_KWARGS = ("hf_model_type", "tools")
+_ENTRY_KEYS = ("name",)  # the YAML entry's own name arrives as a keyword argument too
 
 
 class InfraFailureError(RuntimeError):
@@ -51,6 +54,8 @@ class AgenthubAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         verl_kwargs = {k: kwargs.pop(k) for k in (*_VERL_ARGS, *_VERL_KWARGS) if k in kwargs}
+        for key in _ENTRY_KEYS:
+            kwargs.pop(key, None)
         self.settings = LoopSettings.from_kwargs(kwargs)
         super().__init__(*args, **verl_kwargs)
         self.limits = Limits(
@@ -61,15 +66,20 @@ class AgenthubAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         settings = self.settings
-        pool = await shared_pool(settings)
-        info = await pool.info()
+        step = _training_step(kwargs)
+        task = task_of_row(kwargs)
+        try:
+            pool = await shared_pool(settings)
+            info = await pool.info()
+        except (EnvServiceError, EnvServerUnavailableError, ServerStartError) as exc:
+            # No server answers at all (a worker's first episode): an infra failure like any other.
+            return self._finish(unreachable(task, exc), VerlGenerate(self.server_manager, sampling_params), kwargs)
         if info.name != settings.env:
             raise ValueError(
                 f"the env servers serve {info.name!r}, but the agent loop is set to env {settings.env!r}; "
                 "fix `env` or `urls` in the agent-loop YAML"
             )
-        step = _training_step(kwargs)
-        task = task_of_row(kwargs).model_copy(update={"max_turns": horizon(settings, info).max_turns(step)})
+        task = task.model_copy(update={"max_turns": horizon(settings, info).max_turns(step)})
         generate = VerlGenerate(self.server_manager, sampling_params, request_id=uuid4().hex)
         policy = TokenPolicy(
             generate,
@@ -88,20 +98,30 @@ class AgenthubAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
             provenance={"trainer": "verl", "global_steps": step + 1, "request_id": generate.request_id},
         )
         trajectory = await executor.run_one(EpisodeRequest(generate.request_id, task), info)
+        return self._finish(trajectory, generate, kwargs)
+
+    def _finish(self, trajectory: Trajectory, generate: VerlGenerate, row: dict[str, Any]) -> AgentLoopOutput:
+        settings = self.settings
         output, report = to_agent_loop_output(
             trajectory,
             self.limits,
             metrics={"num_preempted": generate.num_preempted},
-            engine_fields=generate.extra_fields or _weight_versions(kwargs),
+            engine_fields=generate.extra_fields or _weight_versions(row),
             logprobs_missing=generate.logprobs_missing,
         )
         if not report.trainable:
-            log.warning("episode %s (task %s) not trained on: %s", generate.request_id, task.task_id, trajectory.error)
+            task_id = trajectory.task.task_id
+            log.warning("episode %s (task %s) not trained on: %s", generate.request_id, task_id, trajectory.error)
             if settings.on_infra_failure == "raise" and trajectory.outcome.is_infra_failure:
                 raise InfraFailureError(
-                    f"episode of task {task.task_id!r} ended in {trajectory.outcome.value}: {trajectory.error}"
+                    f"episode of task {task_id!r} ended in {trajectory.outcome.value}: {trajectory.error}"
                 )
         return output
+
+
+def unreachable(task: Task, error: Exception) -> Trajectory:
+    """The trajectory of an episode that found no env server to play on."""
+    return Trajectory(task=task, first_observation="", outcome=Outcome.ENV_ERROR, error=str(error))
 
 
 def horizon(settings: LoopSettings, info: EnvInfo) -> HorizonSchedule:

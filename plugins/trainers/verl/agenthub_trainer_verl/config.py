@@ -46,6 +46,7 @@ class VerlConfig(BaseModel):
     token: str | None = None
     max_attempts: int = Field(default=3, ge=1)
     episode_timeout_s: float | None = Field(default=None, gt=0)
+    unhealthy_wait_s: float = Field(default=60.0, gt=0, description="wait for a failing env server, per episode")
     system_prompt: str | None = None
     on_infra_failure: Literal["mask", "raise"] = "mask"
     save_freq: int = Field(default=50, ge=-1, description="trainer.save_freq (-1: never)")
@@ -67,6 +68,7 @@ class VerlConfig(BaseModel):
             horizon=self.horizon,
             max_attempts=self.max_attempts,
             episode_timeout_s=self.episode_timeout_s,
+            unhealthy_wait_s=self.unhealthy_wait_s,
             system_prompt=self.system_prompt,
             on_infra_failure=self.on_infra_failure,
         )

@@ -33,6 +33,9 @@ class LoopSettings(BaseModel):
     horizon: int | dict[str, Any] | None = Field(default=None, description="turn limit schedule; default env's")
     max_attempts: int = Field(default=3, ge=1, description="sessions an episode may use on infra failures")
     episode_timeout_s: float | None = Field(default=None, gt=0)
+    unhealthy_wait_s: float = Field(
+        default=60.0, gt=0, description="how long an episode waits for a failing env server before it gives up"
+    )
     system_prompt: str | None = Field(default=None, description="default: the env's instructions")
     on_infra_failure: Literal["mask", "raise"] = Field(
         default="mask",

@@ -17,7 +17,7 @@ from agenthub.rollout.pool import EnvPool
 
 from agenthub_trainer_verl.loop_settings import LoopSettings
 
-PoolKey = tuple[int, str, tuple[str, ...], int, int, str | None]
+PoolKey = tuple[int, str, tuple[str, ...], int, int, str | None, float]
 
 _pools: dict[PoolKey, EnvPool] = {}
 _locks: dict[PoolKey, asyncio.Lock] = {}
@@ -25,7 +25,8 @@ _locks: dict[PoolKey, asyncio.Lock] = {}
 
 def _key(settings: LoopSettings) -> PoolKey:
     loop = id(asyncio.get_running_loop())
-    return (loop, settings.env, tuple(settings.urls or ()), settings.processes, settings.capacity, settings.token)
+    urls = tuple(settings.urls or ())
+    return (loop, settings.env, urls, settings.processes, settings.capacity, settings.token, settings.unhealthy_wait_s)
 
 
 async def shared_pool(settings: LoopSettings) -> EnvPool:
@@ -42,11 +43,17 @@ async def shared_pool(settings: LoopSettings) -> EnvPool:
 
 async def _open(settings: LoopSettings) -> EnvPool:
     if settings.urls:
-        pool = EnvPool.from_urls(settings.urls, token=settings.token, capacity=settings.capacity)
+        pool = EnvPool.from_urls(
+            settings.urls, token=settings.token, capacity=settings.capacity, unhealthy_wait_s=settings.unhealthy_wait_s
+        )
     else:
         overrides = {"token": settings.token} if settings.token else None
         pool = await EnvPool.launch(
-            settings.env, processes=settings.processes, capacity=settings.capacity, overrides=overrides
+            settings.env,
+            processes=settings.processes,
+            capacity=settings.capacity,
+            overrides=overrides,
+            unhealthy_wait_s=settings.unhealthy_wait_s,
         )
     pool.start()
     return pool

@@ -1,0 +1,80 @@
+"""Shared pieces: a tiny local model, a real ``trail`` server, verl's own config and agent-loop worker."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agenthub.plugins import get_plugin_host
+from agenthub.service.launcher import ThreadedServer
+
+SIGN = re.compile(r"sign points (left|right)")
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random Qwen2-style model and its ChatML tokenizer, built here (no download)."""
+    from agenthub.testing.tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def tokenizer(tiny_model: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(tiny_model))
+
+
+@pytest.fixture(scope="session")
+def trail_url() -> Iterator[str]:
+    """A real ``trail`` env server on loopback."""
+    with ThreadedServer(get_plugin_host().env("trail")) as server:
+        yield server.url
+
+
+class TrailEngine:
+    """Stand-in for verl's GPU inference engine (``server_manager``): the only test double.
+
+    vLLM/SGLang cannot run on this CPU machine. This one answers
+    ``generate(request_id, prompt_ids=..., sampling_params=...)`` with verl's own
+    ``TokenOutput``: it reads the last sign in the prompt and replies with that
+    direction (or the other one with ``wrong=True``) and the end-of-turn token,
+    with made-up but distinct logprobs. Every call is recorded.
+    """
+
+    def __init__(self, tokenizer: Any, *, wrong: bool = False, on_call: Any = None) -> None:
+        self.tokenizer = tokenizer
+        self.wrong = wrong
+        self.on_call = on_call
+        self.calls: list[dict[str, Any]] = []
+
+    async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **_: Any) -> Any:
+        from verl.workers.rollout.replica import TokenOutput
+
+        if self.on_call is not None:
+            self.on_call(len(self.calls))
+        sign = SIGN.findall(self.tokenizer.decode(prompt_ids))[-1]
+        if self.wrong:
+            sign = "left" if sign == "right" else "right"
+        end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        ids = [*self.tokenizer.encode(sign, add_special_tokens=False), end]
+        logprobs = [-0.01 * (len(self.calls) + 1) - 0.1 * i for i in range(len(ids))]
+        self.calls.append({"request_id": request_id, "prompt_ids": list(prompt_ids), "sampling": dict(sampling_params)})
+        self.calls[-1].update(token_ids=ids, logprobs=logprobs)
+        step = {"global_steps": 1, "min_global_steps": 1, "max_global_steps": 1}
+        return TokenOutput(token_ids=ids, log_probs=logprobs, stop_reason="completed", num_preempted=0, extra_fields=step)
+
+
+def compose_verl(overrides: list[str]) -> Any:
+    """verl's own ``ppo_trainer`` config with ``overrides``, as ``python -m verl.trainer.main_ppo`` composes it."""
+    import verl.trainer.main_ppo as main_ppo
+    from hydra import compose, initialize_config_dir
+
+    config_dir = os.path.join(os.path.dirname(main_ppo.__file__), "config")
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        return compose(config_name="ppo_trainer", overrides=overrides)
