@@ -1,0 +1,76 @@
+"""The ``areal`` trainer that ``agenthub run trainer=areal`` builds: writes AReaL's launch files and starts it."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agenthub.config import validate_config
+from agenthub.errors import ConfigError
+from agenthub.plugins import get_plugin_host
+from agenthub.rollout.store import RunStore
+
+from agenthub_trainer_areal.config import ArealConfig
+from agenthub_trainer_areal.experiment import LaunchPlan, launch_plan
+
+TINY_MODEL_DIR = "tiny-model"
+DRY_RUN_ID = "<run-id>"
+
+
+def model_path(config: ArealConfig, run_dir: Path) -> str:
+    """``model`` as given, or where the tiny random model is (or will be) built in the run directory."""
+    return config.model if config.model is not None else str((run_dir / TINY_MODEL_DIR).absolute())
+
+
+def build_tiny_model(config: ArealConfig, run_dir: Path) -> None:
+    from agenthub.testing.tiny_model import build_tiny_model as build
+
+    try:
+        build(run_dir / TINY_MODEL_DIR, **{"seed": config.seed, **config.tiny_model})
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"tiny_model settings {config.tiny_model} were rejected: {exc}") from None
+
+
+def describe(plan: LaunchPlan) -> str:
+    """The dry run's answer: each file as it would be written, then the exact command."""
+    parts = [f"# {path}\n{text.rstrip()}" for path, text in plan.files().items()]
+    parts.append(f"# command (run in {plan.run_dir}):\n{plan.shell_command()}")
+    return "\n\n".join(parts)
+
+
+class ArealTrainer:
+    """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
+
+    def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
+        if "resume" in config:
+            raise ConfigError(
+                "trainer=areal resumes through AReaL itself: rerun the run's train.py with "
+                "recover.mode=auto (see the plugin's README), not agenthub run --resume"
+            )
+        settings = validate_config(ArealConfig, config)
+        if not settings.urls:
+            get_plugin_host().env(settings.env)  # an unknown env fails here, with suggestions
+        if dry_run:
+            run_dir = Path(settings.runs_dir) / (settings.run_id or DRY_RUN_ID)
+            print(describe(launch_plan(settings, run_dir, model_path(settings, run_dir))))
+            if settings.model is None:
+                print(f"\n# the tiny random model would be built in {run_dir / TINY_MODEL_DIR} first")
+            return 0
+        store = RunStore.create(settings.model_dump(mode="json"), root=settings.runs_dir, run_id=settings.run_id)
+        if settings.model is None:
+            build_tiny_model(settings, store.path)
+        plan = launch_plan(settings, store.path, model_path(settings, store.path))
+        plan.write()
+        print(f"wrote {plan.experiment_path} and {plan.entry_path}\nrunning: {plan.shell_command()}", flush=True)
+        status = "failed"
+        try:
+            code = subprocess.call(plan.command, cwd=plan.run_dir)
+            status = "finished" if code == 0 else "failed"
+            return code
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            store.finish({"command": plan.shell_command()}, status=status)
