@@ -31,7 +31,7 @@ from typing import Any
 
 from agenthub.rollout.executor import EpisodeRequest, Executor
 from agenthub.rollout.policy import Generation, SamplingParams, TokenPolicy
-from agenthub.rollout.pool import EnvPool
+from agenthub.rollout.pool import EnvPool, NoHealthyEndpointError
 from agenthub.rollout.store import RunStore
 from agenthub.types import EnvInfo, Outcome, Task, Trajectory, Turn
 from swift.rollout import MultiTurnScheduler
@@ -61,6 +61,11 @@ def task_of(infer_request: Any) -> Task:
             "to play; build the dataset with `agenthub run trainer=swift --dry-run` (see the README)"
         )
     return Task.model_validate_json(raw) if isinstance(raw, str) else Task.model_validate(raw)
+
+
+def unplayed(task: Task, key: str, error: str) -> Trajectory:
+    """The trajectory of an episode whose env could not even be reached."""
+    return Trajectory(task=task, first_observation="", outcome=Outcome.ENV_ERROR, error=error, key=key)
 
 
 def episode_key(infer_request: Any) -> str:
@@ -162,18 +167,21 @@ class AgenthubScheduler(MultiTurnScheduler):  # type: ignore[misc]
         if limit is not None:
             task = task.model_copy(update={"max_turns": limit})
         server = self._server()
+        key = episode_key(infer_request)
         reasons: list[str] = []
         config_token, finish_token = REQUEST_CONFIG.set(request_config), _FINISH.set(reasons)
         try:
-            trajectory = await server.executor.run_one(EpisodeRequest(episode_key(infer_request), task))
+            info = await server.info()
+            trajectory = await server.executor.run_one(EpisodeRequest(key, task), info)
+        except NoHealthyEndpointError as exc:  # no server answers at all: an env_error like any other
+            info, trajectory = None, unplayed(task, key, str(exc))
         finally:
             REQUEST_CONFIG.reset(config_token)
             _FINISH.reset(finish_token)
         self._record(trajectory)
-        info = await server.info()
         return rollout_output(
             trajectory,
-            system_prompt=self.settings.system_prompt or info.instructions,
+            system_prompt=self.settings.system_prompt or (info.instructions if info else None),
             fallback_messages=list(infer_request.messages),
             decode=self._decode,
             end_token_id=self._end_token_id(),
