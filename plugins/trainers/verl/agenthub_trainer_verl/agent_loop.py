@@ -140,7 +140,9 @@ def _training_step(row: dict[str, Any]) -> int:
 def _weight_versions(row: dict[str, Any]) -> dict[str, Any]:
     """Weight versions for a sample that never reached the engine (verl's V1 trainer reads them)."""
     step = row.get("global_steps")
-    return {} if step is None else {"global_steps": int(step), "min_global_steps": int(step), "max_global_steps": int(step)}
+    if step is None:
+        return {}
+    return {"global_steps": int(step), "min_global_steps": int(step), "max_global_steps": int(step)}
 
 
 def _sampling(sampling_params: dict[str, Any], max_tokens: int) -> SamplingParams:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,17 @@ def _value(value: Any) -> str:
     return "null" if value is None else str(value)
 
 
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``verl.a.b=1`` arrives nested (``{"a": {"b": 1}}``); hydra wants ``a.b=1``."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
 def hydra_overrides(config: VerlConfig, run_dir: Path, *, validate: bool) -> list[str]:
     """verl's settings for this run; ``config.verl`` entries override or extend them."""
     run_dir = run_dir.resolve()
@@ -75,6 +87,7 @@ def hydra_overrides(config: VerlConfig, run_dir: Path, *, validate: bool) -> lis
     settings: dict[str, Any] = {
         "algorithm.adv_estimator": config.adv_estimator,
         "algorithm.use_kl_in_reward": False,
+        "critic.enable": config.adv_estimator == "gae",  # GRPO and the like need no critic
         "data.train_files": train,
         "data.val_files": val,
         "data.train_batch_size": config.tasks_per_step,
@@ -111,7 +124,7 @@ def hydra_overrides(config: VerlConfig, run_dir: Path, *, validate: bool) -> lis
         "trainer.logger": ["console"],
     }
     overrides = []
-    for key, value in {**settings, **config.verl}.items():
+    for key, value in {**settings, **flatten(config.verl)}.items():
         overrides.append(f"{key}={_value(value)}" if key in settings else f"++{key}={_value(value)}")
     return overrides
 
@@ -119,9 +132,8 @@ def hydra_overrides(config: VerlConfig, run_dir: Path, *, validate: bool) -> lis
 def plan(config: VerlConfig, run_dir: Path) -> LaunchPlan:
     python = config.python or sys.executable
     overrides = hydra_overrides(config, run_dir, validate=config.val_split is not None)
-    return LaunchPlan(
-        run_dir=run_dir, command=[python, "-m", "verl.trainer.main_ppo", *overrides], agent_loop=agent_loop_config(config)
-    )
+    command = [python, "-m", "verl.trainer.main_ppo", *overrides]
+    return LaunchPlan(run_dir=run_dir, command=command, agent_loop=agent_loop_config(config))
 
 
 def write_files(launch: LaunchPlan, rows: dict[str, list[dict[str, Any]]]) -> list[Path]:

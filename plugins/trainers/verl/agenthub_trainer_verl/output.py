@@ -78,7 +78,8 @@ def to_agent_loop_output(
         report.trainable, report.reason = False, f"prompt longer than rollout.prompt_length={limits.prompt_length}"
     if len(response) > limits.response_length:
         # as verl's own loops do: the tail past response_length is cut; the kept tokens are exact
-        response, mask, logprobs = (x[: limits.response_length] for x in (response, mask, logprobs))
+        keep = limits.response_length
+        response, mask, logprobs = response[:keep], mask[:keep], logprobs[:keep]
         report.response_truncated = True
     if not report.trainable:
         mask = [0] * len(response)

@@ -28,7 +28,5 @@ def _ask(url: str, config: VerlConfig, splits: list[str]) -> tuple[EnvInfo, dict
         known = set(info.splits)
         missing = [s for s in splits if s not in known]
         if missing:
-            raise ConfigError(
-                f"env {config.env!r} has no split {missing[0]!r}; its splits: {', '.join(sorted(known))}"
-            )
+            raise ConfigError(f"env {config.env!r} has no split {missing[0]!r}; its splits: {', '.join(sorted(known))}")
         return info, {split: client.tasks(split) for split in splits}

@@ -20,7 +20,8 @@ def prepare(settings: VerlConfig) -> tuple[RunStore, LaunchPlan, list[Path]]:
     """The run directory with the parquet files, the agent-loop YAML and the command."""
     splits = [settings.split] + ([settings.val_split] if settings.val_split else [])
     _info, listings = list_tasks(settings, splits)
-    rows = {TRAIN_FILE: task_rows(settings.env, settings.split, split_ids(listings[settings.split], settings.max_tasks))}
+    train_ids = split_ids(listings[settings.split], settings.max_tasks)
+    rows = {TRAIN_FILE: task_rows(settings.env, settings.split, train_ids)}
     if settings.val_split:
         ids = split_ids(listings[settings.val_split], settings.max_tasks)
         rows[VAL_FILE] = task_rows(settings.env, settings.val_split, ids)

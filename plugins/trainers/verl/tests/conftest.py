@@ -53,7 +53,9 @@ class TrailEngine:
         self.on_call = on_call
         self.calls: list[dict[str, Any]] = []
 
-    async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **_: Any) -> Any:
+    async def generate(
+        self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **_: Any
+    ) -> Any:
         from verl.workers.rollout.replica import TokenOutput
 
         if self.on_call is not None:
@@ -67,7 +69,9 @@ class TrailEngine:
         self.calls.append({"request_id": request_id, "prompt_ids": list(prompt_ids), "sampling": dict(sampling_params)})
         self.calls[-1].update(token_ids=ids, logprobs=logprobs)
         step = {"global_steps": 1, "min_global_steps": 1, "max_global_steps": 1}
-        return TokenOutput(token_ids=ids, log_probs=logprobs, stop_reason="completed", num_preempted=0, extra_fields=step)
+        return TokenOutput(
+            token_ids=ids, log_probs=logprobs, stop_reason="completed", num_preempted=0, extra_fields=step
+        )
 
 
 def compose_verl(overrides: list[str]) -> Any:

@@ -1,0 +1,109 @@
+"""``agenthub run trainer=verl --dry-run``: the parquet, the agent-loop YAML and a command verl accepts."""
+
+from __future__ import annotations
+
+import importlib
+import shlex
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from agenthub.cli.main import main
+from agenthub.errors import ConfigError
+from agenthub.types import Task
+from verl.experimental.agent_loop import AgentLoopBase
+from verl.trainer.ppo.utils import need_critic, need_reference_policy
+from verl.utils.config import validate_config
+
+from agenthub_trainer_verl.config import VerlConfig
+from agenthub_trainer_verl.trainer import prepare
+
+from .conftest import compose_verl
+
+
+def dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *overrides: str) -> tuple[Path, str]:
+    args = ["run", "trainer=verl", "env=trail", "model=/models/qwen", f"runs_dir={tmp_path}", "run_id=dry", *overrides]
+    assert main([*args, "--dry-run"]) == 0
+    return tmp_path / "dry", capsys.readouterr().out
+
+
+def command_of(run_dir: Path) -> list[str]:
+    script = (run_dir / "command.sh").read_text().split("\n", 2)[2]
+    return shlex.split(script.replace("\\\n", " "))
+
+
+def test_dry_run_writes_task_rows_yaml_and_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    run_dir, printed = dry_run(tmp_path, capsys, "max_tasks=6", "val_split=test", "n=4", "horizon=2")
+
+    rows = pq.read_table(run_dir / "train.parquet").to_pylist()
+    assert [Task.model_validate_json(r["extra_info"]["agenthub_task"]) for r in rows] == [
+        Task(env="trail", task_id=i, split="train") for i in range(6)
+    ]
+    assert [r["extra_info"]["index"] for r in rows] == list(range(6))
+    assert {r["agent_name"] for r in rows} == {"agenthub"}
+    assert {r["data_source"] for r in rows} == {"agenthub/trail"}
+    val = pq.read_table(run_dir / "val.parquet").to_pylist()
+    assert [r["extra_info"]["task_id"] for r in val] == [str(i) for i in range(10_000, 10_006)]
+
+    (entry,) = yaml.safe_load((run_dir / "agent_loop.yaml").read_text())
+    assert entry == {
+        "name": "agenthub",
+        "_target_": "agenthub_trainer_verl.agent_loop.AgenthubAgentLoop",
+        "env": "trail",
+        "horizon": 2,
+    }
+    module, _, name = entry["_target_"].rpartition(".")
+    assert issubclass(getattr(importlib.import_module(module), name), AgentLoopBase)
+
+    command = command_of(run_dir)
+    assert command[1:3] == ["-m", "verl.trainer.main_ppo"]
+    for path in ("train.parquet", "val.parquet", "agent_loop.yaml", "command.sh"):
+        assert f"# wrote {run_dir / path}" in printed
+    assert "verl.trainer.main_ppo" in printed and "agent_loop_config_path=" in printed
+
+    config = compose_verl(command[3:])  # verl's own hydra config accepts every override ...
+    validate_config(config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+    assert config.algorithm.adv_estimator == "grpo"
+    assert config.data.train_files == str((run_dir / "train.parquet").resolve())
+    assert config.data.val_files == str((run_dir / "val.parquet").resolve())
+    rollout = config.actor_rollout_ref.rollout
+    assert rollout.mode == "async" and rollout.multi_turn.enable and rollout.n == 4
+    assert rollout.agent.agent_loop_config_path == str((run_dir / "agent_loop.yaml").resolve())
+    assert rollout.agent.default_agent_loop == "agenthub"
+    assert rollout.calculate_log_probs
+    assert (rollout.prompt_length, rollout.response_length) == (1024, 4096)  # ... and derives the rest from them
+
+
+def test_verl_settings_pass_through(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    run_dir, _ = dry_run(
+        tmp_path,
+        capsys,
+        "max_tasks=2",
+        "verl.trainer.save_freq=7",
+        "verl.actor_rollout_ref.actor.use_dynamic_bsz=true",
+        "verl.actor_rollout_ref.actor.ppo_max_token_len_per_gpu=8192",
+    )
+    config = compose_verl(command_of(run_dir)[3:])
+    assert config.trainer.save_freq == 7
+    assert config.actor_rollout_ref.actor.use_dynamic_bsz is True
+    assert config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu == 8192
+
+
+def test_unknown_split_is_refused_in_words(tmp_path: Path):
+    config = VerlConfig(env="trail", model="m", split="dev", runs_dir=str(tmp_path))
+    with pytest.raises(ConfigError, match=r"no split 'dev'; its splits: test, train"):
+        prepare(config)
+
+
+def test_unknown_setting_is_refused_with_a_suggestion(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["run", "trainer=verl", "env=trail", "model=m", "max_task=3", "--dry-run"]) != 0
+    assert "unknown key 'max_task'; did you mean 'max_tasks'?" in capsys.readouterr().err
+
+
+def test_agent_loop_yaml_with_a_typo_fails_on_instantiation(tmp_path: Path):
+    from agenthub_trainer_verl.loop_settings import LoopSettings
+
+    with pytest.raises(ValueError, match="max_token") as failure:
+        LoopSettings.from_kwargs({"env": "trail", "max_token": 3})
+    assert "--dry-run" in str(failure.value)
