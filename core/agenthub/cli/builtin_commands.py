@@ -57,6 +57,25 @@ def _configure_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="print the resolved config and plan; train nothing")
 
 
+def _configure_init(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("kind", choices=["env", "agent", "trainer"], help="what the plugin registers")
+    parser.add_argument("name", help="the plugin's name, e.g. word-game (env=word-game)")
+    parser.add_argument("--dir", default=None, help="where to write it (default: ./agenthub-KIND-NAME)")
+    parser.add_argument("--force", action="store_true", help="write into a directory that is not empty")
+
+
+def _configure_install(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="+", metavar="NAME", help="env-sciworld, sciworld, agenthub-env-x, ./path")
+    parser.add_argument("-e", "--editable", action="store_true", help="pip install -e (local paths)")
+    parser.add_argument("--dry-run", action="store_true", help="print the pip command only")
+    parser.add_argument("--pip-args", default="", metavar="ARGS", help="more pip options, e.g. --pip-args='--no-deps'")
+
+
+def _configure_uninstall(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="+", metavar="NAME", help="env-sciworld, sciworld, agenthub-env-x, ./path")
+    parser.add_argument("--dry-run", action="store_true", help="print the pip command only")
+
+
 def _configure_export(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("format", choices=["sft", "parquet"], help="sft: chat JSONL; parquet: raw trajectories")
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20250101-120000-abc123")
@@ -129,6 +148,33 @@ def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
             "Export a run's trajectories: chat JSONL for SFT (--only-success) or Parquet.",
             _configure_export,
             _lazy("agenthub.cli.export_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "init",
+            "Make a new env, agent or trainer plugin package that installs and passes its own tests.",
+            _configure_init,
+            _lazy("agenthub.cli.init_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "install",
+            "pip install plugins by short name (env-sciworld, sciworld) or path, into this Python.",
+            _configure_install,
+            _lazy("agenthub.cli.install_command", "run_install"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "uninstall",
+            "pip uninstall plugins by short name or path.",
+            _configure_uninstall,
+            _lazy("agenthub.cli.install_command", "run_uninstall"),
             __version__,
         )
     )

@@ -28,7 +28,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # argparse stops filling a positional list at the first option, so `run trainer=trl --dry-run
+    # steps=3` would leave `steps=3` over; key=value items after options are overrides too.
+    args, extra = parser.parse_known_args(argv)
+    stray = [item for item in extra if item.startswith("-") or "=" not in item]
+    if isinstance(getattr(args, "overrides", None), list) and not stray:
+        args.overrides.extend(extra)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if getattr(args, "_run", None) is None:
         parser.print_help()
         return 2

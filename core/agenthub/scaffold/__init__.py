@@ -1,0 +1,1 @@
+"""``agenthub init``: a new plugin package from the templates shipped with core."""
