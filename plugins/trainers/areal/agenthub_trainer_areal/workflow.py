@@ -108,6 +108,7 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
         self.system_prompt = system_prompt
         self.store = RunStore.existing(run_dir) if run_dir else None
         self.pool = pool
+        self._owns_pool = pool is None
         self.policy = ArealTokenPolicy(
             ArealGenerate(tokenizer),
             tokenizer,
@@ -145,8 +146,14 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
         return episode_tensors(trajectory, versions)
 
     async def close(self) -> None:
-        """Stop the env servers this workflow started (AReaL has no workflow teardown hook; process exit does too)."""
-        if self.pool is not None:
+        """Close the run's trajectory file and stop the env servers this workflow started.
+
+        AReaL has no teardown hook for workflows: in a training run the rollout
+        worker's exit does this (local env servers die with their parent).
+        """
+        if self.store is not None:
+            self.store.close()
+        if self.pool is not None and self._owns_pool:
             await self.pool.close()
 
     # -- the hub, made once per rollout worker, in its event loop ----------------------
