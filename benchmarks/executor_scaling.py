@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,14 @@ async def measure(
     }
 
 
+def _loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    if name == "uvloop":
+        import uvloop
+
+        return uvloop.new_event_loop
+    return None  # asyncio's own loop, as `agenthub eval` runs the executor
+
+
 def run_latency(
     latency_ms: float, concurrencies: list[int], env_url: str, env_pid: int, args: argparse.Namespace, store_root: Path
 ) -> list[dict[str, Any]]:
@@ -152,7 +161,8 @@ def run_latency(
     try:
         for concurrency in concurrencies:
             episodes = episodes_for(concurrency, latency_ms, args.quick, args.rounds)
-            row = asyncio.run(measure(env_url, env_pid, llm, concurrency, episodes, store_root))
+            with asyncio.Runner(loop_factory=_loop_factory(args.loop)) as runner:
+                row = runner.run(measure(env_url, env_pid, llm, concurrency, episodes, store_root))
             row["latency_ms"] = latency_ms
             rows.append(row)
             print(json.dumps(row), flush=True)
@@ -225,6 +235,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64, 256, 1024])
     parser.add_argument("--quick", action="store_true", help="smoke run: 5 ms LLM, concurrency 1 and 8; temp dir")
     parser.add_argument(
+        "--loop",
+        choices=["asyncio", "uvloop"],
+        default="asyncio",
+        help="the executor's event loop (default asyncio's, as agenthub eval uses)",
+    )
+    parser.add_argument(
         "--rounds", type=int, default=None, help="episodes per concurrent slot (default 4 up to 64, then 2)"
     )
     parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS})")
@@ -267,7 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     target_rows = [r for r in latencies.get(f"{TARGET_AT[0]}", []) if r["concurrency"] == TARGET_AT[1]]
     report: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
-        "settings": {"turns": TURNS, "env": "guess", "agent": "openai", "env_server_processes": 1},
+        "settings": {
+            "turns": TURNS,
+            "env": "guess",
+            "agent": "openai",
+            "env_server_processes": 1,
+            "executor_loop": args.loop,
+        },
         "latencies": latencies,
         "target": {
             "speedup_over_serial_at_500ms_c256": target_rows[0]["speedup_over_serial"] if target_rows else None,

@@ -42,3 +42,23 @@ def test_service_throughput_benchmark_quick_mode_writes_its_json_and_plot(tmp_pa
         assert row["ratio_to_in_process"] > 0
     assert all(row["ratio_to_one_server"] > 0 for row in two)
     assert (tmp_path / "service_throughput.png").stat().st_size > 0
+
+
+def test_executor_scaling_benchmark_quick_mode_runs_real_episodes_and_writes_its_json_and_plot(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "executor_scaling.py"), "--quick", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "executor_scaling.json").read_text())
+    rows = report["latencies"]["5"]
+    assert [r["concurrency"] for r in rows] == [1, 8]
+    for row in rows:  # every episode ran its 10 turns through the stand-in LLM and the env server
+        assert row["episodes"] > 0 and row["executor_cpu_ms_per_turn"] > 0
+        assert row["env_server_cpu_ms_per_turn"] >= 0 and row["llm_stand_in_cpu_ms_per_turn"] >= 0
+    assert rows[0]["speedup_over_serial"] == 1.0
+    assert (tmp_path / "executor_scaling.png").stat().st_size > 0

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import time
 
 import pytest
 
 from agenthub import EnvClient, LocalServer, SyncEnvClient
-from agenthub.errors import EnvServerUnavailableError, ServerBusyError
+from agenthub.errors import EnvServerUnavailableError, EnvServiceError, ServerBusyError, SessionNotFoundError
 
 pytestmark = pytest.mark.anyio
 
@@ -70,3 +72,61 @@ def test_sync_client_plays_an_episode(guess_server: LocalServer) -> None:
         assert client.session_state(session.id).turns == 1
         client.close_session(session.id)
         client.close_session(session.id)  # closing twice is harmless
+
+
+async def test_errors_over_the_socket_keep_their_types_codes_and_urls(guess_server: LocalServer) -> None:
+    async with EnvClient(guess_server.url, retries=0) as client:
+        session = await client.create_session(task_id=1)
+        await session.close()
+        with pytest.raises(SessionNotFoundError) as caught:
+            await session.step("guess 8")
+        assert caught.value.status == 404 and caught.value.code == "session_not_found"
+        assert caught.value.url == f"{guess_server.url}/v1/sessions/{session.id}/step"
+        with pytest.raises(EnvServiceError) as bad:
+            await client.create_session(task_id=-5)  # guess refuses negative task ids
+        assert 400 <= bad.value.status < 500 and "task ids are non-negative integers" in str(bad.value)
+
+
+async def test_a_token_is_sent_on_every_request() -> None:
+    with LocalServer("guess", overrides={"token": "s3cret"}) as server:
+        async with EnvClient(server.url, token="s3cret", retries=0) as client:
+            session = await client.create_session(task_id=2)
+            assert (await session.step("guess 8")).observation
+            await session.close()
+        async with EnvClient(server.url, token="wrong", retries=0) as client:
+            with pytest.raises(EnvServiceError, match="HTTP 401"):
+                await client.info()
+
+
+def test_one_client_serves_successive_event_loops(guess_server: LocalServer) -> None:
+    """Connections belong to one event loop: closed at its end, a second asyncio.run opens fresh ones."""
+    client = EnvClient(guess_server.url, retries=0)
+
+    async def one_episode() -> str:
+        try:
+            session = await client.create_session(task_id=3)
+            result = await session.step("guess 8")
+            await session.close()
+            return result.observation
+        finally:
+            await client.aclose()
+
+    first = asyncio.run(one_episode())
+    assert asyncio.run(one_episode()) == first
+
+
+async def test_a_create_that_may_have_reached_a_dead_server_is_not_retried() -> None:
+    """A session create is not idempotent: after a dropped connection the client says so instead of retrying."""
+    with LocalServer("guess") as server:
+        async with EnvClient(server.url, retries=3, backoff_s=0.05) as client:
+            await client.info()  # a pooled keep-alive connection
+            server.process.send_signal(signal.SIGSTOP)  # type: ignore[union-attr]
+            try:
+                pending = asyncio.create_task(client.create_session(task_id=1))
+                await asyncio.sleep(0.3)  # the request is written into the frozen server's socket
+                server.kill()
+                with pytest.raises(EnvServerUnavailableError, match="not safe to retry"):
+                    await pending
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    server.process.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
