@@ -130,7 +130,17 @@ def train_command(config: OpenRlhfConfig, run_dir: Path, settings: AgentSettings
     if config.ray_address is None:
         return command
     runtime_env = {"env_vars": {SETTINGS_ENV: settings.model_dump_json()}}
-    return ["ray", "job", "submit", "--address", config.ray_address, "--runtime-env-json", json.dumps(runtime_env), "--", *command]
+    return [
+        "ray",
+        "job",
+        "submit",
+        "--address",
+        config.ray_address,
+        "--runtime-env-json",
+        json.dumps(runtime_env),
+        "--",
+        *command,
+    ]
 
 
 def prompt_rows(env: str, split: str, task_ids: Sequence[TaskId], max_turns: int | None) -> list[dict[str, str]]:

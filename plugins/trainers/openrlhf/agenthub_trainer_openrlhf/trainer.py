@@ -117,4 +117,3 @@ def run_command(command: Sequence[str], environment: Mapping[str, str]) -> int:
             f"cannot start {command[0]!r}; set python= to the interpreter that has openrlhf, vllm and deepspeed "
             "installed (or install ray for ray_address=)"
         ) from None
-

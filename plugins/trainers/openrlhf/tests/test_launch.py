@@ -1,0 +1,102 @@
+"""``agenthub run trainer=openrlhf --dry-run``, and the files a run writes, read back by OpenRLHF's own code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agenthub.cli.main import main
+from agenthub.errors import ConfigError
+from openrlhf.datasets.prompts_dataset import preprocess_data
+
+from agenthub_trainer_openrlhf.agent import parse_task
+from agenthub_trainer_openrlhf.config import OpenRlhfConfig
+from agenthub_trainer_openrlhf.launch import PROMPTS_FILE, agent_func_path, build_launch, train_flags
+from agenthub_trainer_openrlhf.settings import SETTINGS_ENV, AgentSettings
+
+
+def flag_values(argv: list[str], name: str) -> list[str]:
+    """The values after ``--name`` (up to the next flag)."""
+    start = argv.index(f"--{name}") + 1
+    values = []
+    for item in argv[start:]:
+        if item.startswith("--"):
+            break
+        values.append(item)
+    return values
+
+
+def test_dry_run_prints_the_exact_command_and_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    args = ["run", "--dry-run", "trainer=openrlhf", "env=trail", "model=/models/qwen", "tasks=5", "horizon=3"]
+    assert main([*args, f"runs_dir={tmp_path}", "run_id=r", "openrlhf.ds.zero_stage=3", "gpus_per_node=4"]) == 0
+    out = capsys.readouterr().out
+    assert not (tmp_path / "r").exists()  # a dry run writes nothing
+
+    command_line = out.strip().splitlines()[-1]
+    env_assignment, *argv = shlex.split(command_line)
+    assert env_assignment == f"{SETTINGS_ENV}={tmp_path / 'r' / 'agent.json'}"
+    assert argv[1:3] == ["-m", "openrlhf.cli.train_ppo_ray"]
+    assert flag_values(argv, "train.agent_func_path") == [agent_func_path()] and Path(agent_func_path()).is_file()
+    assert flag_values(argv, "data.prompt_dataset") == [str(tmp_path / "r" / PROMPTS_FILE)]
+    assert flag_values(argv, "data.input_key") == ["input"]
+    assert flag_values(argv, "algo.dynamic_filtering_enable") == []  # a bare flag: on
+    low, high = flag_values(argv, "algo.dynamic_filtering_range")
+    assert (float(low), float(high)) == (-1e9, 1e9)
+    assert argparse.ArgumentParser()._negative_number_matcher.match(low)  # argparse reads it as a number, not a flag
+    assert flag_values(argv, "ds.zero_stage") == ["3"]  # openrlhf.* passes through
+    assert flag_values(argv, "vllm.num_engines") == ["4"] and flag_values(argv, "actor.num_gpus_per_node") == ["4"]
+    assert flag_values(argv, "rollout.n_samples_per_prompt") == ["8"]
+    assert "--ckpt.load_enable" not in argv and "--data.apply_chat_template" not in argv
+
+    settings_text = out.split("agent.json\n", 1)[1].split("\n# ", 1)[0]
+    settings = AgentSettings.model_validate_json(settings_text)
+    assert settings.env == "trail" and settings.urls == ["<local trail server 1>"] and settings.max_tokens == 512
+    rows = [json.loads(line) for line in out.split("(5 rows)\n", 1)[1].splitlines()[:3]]
+    assert [parse_task(r["input"], "trail").task_id for r in rows] == [0, 1, 2]
+    assert {parse_task(r["input"], "trail").max_turns for r in rows} == {3}
+    assert "# ... 2 more rows" in out
+
+
+def test_written_prompts_reach_the_agent_through_openrlhfs_preprocessing(tmp_path: Path) -> None:
+    config = OpenRlhfConfig(env="trail", model="m", tasks=4, split="test")
+    launch = build_launch(config, tmp_path, urls=["http://127.0.0.1:9"], task_ids=[10_000, 10_001], run_id="x")
+    launch.write_files()
+    for line in (tmp_path / PROMPTS_FILE).read_text().splitlines():
+        prompt, label = preprocess_data(json.loads(line), input_key="input")  # what PromptDataset does per row
+        task = parse_task(prompt, "trail")
+        assert task.split == "test" and task.task_id in (10_000, 10_001) and label == ""
+    assert AgentSettings.model_validate_json((tmp_path / "agent.json").read_text()).store == str(tmp_path)
+
+
+def test_ray_job_submit_carries_the_settings_inline() -> None:
+    config = OpenRlhfConfig(env="trail", model="m", url="http://envs:8000", ray_address="http://head:8265")
+    launch = build_launch(config, Path("/shared/run"), urls=["http://envs:8000"], task_ids=[0], run_id="x")
+    assert launch.command[:4] == ["ray", "job", "submit", "--address"] and launch.environment == {}
+    runtime_env = json.loads(launch.command[launch.command.index("--runtime-env-json") + 1])
+    settings = AgentSettings.model_validate_json(runtime_env["env_vars"][SETTINGS_ENV])
+    assert settings.urls == ["http://envs:8000"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"openrlhf": {"algo": {"dynamic_filtering_enable": False}}}, "dynamic_filtering_enable must stay on"),
+        ({"openrlhf": {"data": {"apply_chat_template": True}}}, "leave openrlhf.data.apply_chat_template"),
+    ],
+    ids=["filtering-off", "chat-template"],
+)
+def test_settings_that_would_train_on_failures_or_break_prompts_are_refused(
+    overrides: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        train_flags(OpenRlhfConfig(env="trail", model="m", **overrides), Path("/run"))
+
+
+def test_a_cluster_without_reachable_env_servers_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "--dry-run", "trainer=openrlhf", "env=trail", "model=m", "ray_address=http://head:8265"])
+    assert code != 0
+    assert "start env servers the cluster can reach and pass url=" in capsys.readouterr().err
