@@ -245,7 +245,7 @@ def compare(name: str, args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"env": name, "rounds": args.rounds, "seconds": args.seconds, "variants": {}}
     for label, by_concurrency in samples.items():
         result["variants"][label] = {
-            "core": dict(args.compare).get(label, "this checkout"),
+            "pythonpath": dict(args.compare).get(label, "this checkout"),
             "by_concurrency": {
                 str(c): {key: statistics.median(row[key] for row in rows) for key in keys}
                 for c, rows in by_concurrency.items()
@@ -311,21 +311,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS})")
     parser.add_argument(
         "--compare",
-        metavar="LABEL=CORE_DIR",
+        metavar="LABEL=PATHS",
         action="append",
         default=[],
-        help="instead of the full run: this checkout's server side by side with one importing agenthub "
-        "from CORE_DIR (e.g. a 'git worktree' of an older commit, its core/ folder); repeatable; "
-        "the result goes under 'before_after' in the JSON",
+        help="instead of the full run: this checkout's server side by side with one run with PYTHONPATH=PATHS, "
+        "which must hold an agenthub package: e.g. the core/ folder of a 'git worktree' of an older commit, "
+        "plus its plugin folders (such as plugins/envs/textcraft) when their registration changed since; "
+        "repeatable; the result goes under 'before_after' in the JSON",
     )
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds for --compare (default 5)")
     args = parser.parse_args(argv)
     pairs = []
     for item in args.compare:
-        label, sep, core = item.partition("=")
-        if not sep or not label or not Path(core, "agenthub").is_dir():
-            parser.error(f"--compare {item!r}: give LABEL=CORE_DIR, where CORE_DIR holds the agenthub package")
-        pairs.append((label, str(Path(core).resolve())))
+        label, sep, paths = item.partition("=")
+        folders = [str(Path(p).resolve()) for p in paths.split(os.pathsep) if p]
+        if not sep or not label or not any(Path(f, "agenthub").is_dir() for f in folders):
+            parser.error(f"--compare {item!r}: give LABEL=PATHS, where one of the PATHS holds the agenthub package")
+        pairs.append((label, os.pathsep.join(folders)))
     args.compare = pairs
     if args.servers < 1:
         parser.error(f"--servers must be at least 1, got {args.servers}")

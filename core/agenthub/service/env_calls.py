@@ -7,11 +7,13 @@ whose spec sets ``inline_calls`` has its reset, step and close run on the
 event loop instead.
 
 The safety valve: each inline call's duration feeds a moving average per kind
-of call (about the last ten calls); once that average passes
-``inline_budget_ms``, that kind of call goes to the thread pool for the rest
-of the server's life, so a slow env cannot keep stalling every other session.
-An average, so that one preemption of the server by a busy machine, or one
-garbage-collection pause, does not trip it; and a false trip only costs speed.
+of call (about the last ten calls), each call counting at most twice the
+budget; once that average passes ``inline_budget_ms``, that kind of call goes
+to the thread pool for the rest of the server's life, so a slow env cannot
+keep stalling every other session. It takes most of the recent calls being
+slow: a lone stall (a garbage-collection pause, a preemption by a busy
+machine, a first call that loads data) never trips it. A false trip would only
+cost speed.
 Wall time, not CPU time: an env that blocks is as bad for the loop as one that
 computes. Construction is inline too once the server has built a first
 instance in the pool at startup (``EnvService.start``), which takes the
@@ -36,6 +38,8 @@ CallKind = Literal["make", "reset", "step", "close"]
 INLINE_KINDS: frozenset[CallKind] = frozenset({"make", "reset", "step", "close"})
 SMOOTHING = 0.1
 """Weight of the newest call in the moving average of inline call durations."""
+CLAMP = 2.0
+"""A call counts in the average for at most this many budgets."""
 
 
 class EnvCalls:
@@ -80,7 +84,8 @@ class EnvCalls:
             result = fn(*args, **kwargs)
         finally:
             spent = time.perf_counter() - started
-            average = self.average_s[kind] = (1 - SMOOTHING) * self.average_s[kind] + SMOOTHING * spent
+            counted = min(spent, CLAMP * self.inline_budget_s)
+            average = self.average_s[kind] = (1 - SMOOTHING) * self.average_s[kind] + SMOOTHING * counted
             if average > self.inline_budget_s:
                 self._to_pool(kind, average)
         if self.timeout_s is not None and spent > self.timeout_s:
@@ -90,13 +95,13 @@ class EnvCalls:
     def _to_pool(self, kind: CallKind, average: float) -> None:
         self.inline.discard(kind)
         log.warning(
-            "agenthub: env %r: inline %s calls took %.1f ms on average, over inline_budget_ms=%g; "
-            "%s calls now run in the thread pool. If this env's %s is often that slow, set inline_calls=False "
-            "in its EnvSpec, or serve it with inline_calls=false",
+            "agenthub: env %r: most recent inline %s calls took longer than inline_budget_ms=%g "
+            "(moving average %.1f ms); %s calls now run in the thread pool. If this env's %s is often "
+            "that slow, set inline_calls=False in its EnvSpec, or serve it with inline_calls=false",
             self.env_name,
             kind,
-            1000 * average,
             1000 * self.inline_budget_s,
+            1000 * average,
             kind,
             kind,
         )
