@@ -47,7 +47,9 @@ class ArealConfig(BaseModel):
     nodes: int = Field(default=1, ge=1)
     gpus_per_node: int = Field(default=2, ge=1)
     scheduler: Literal["local", "ray", "slurm"] = Field(default="local", description="AReaL's scheduler.type")
-    save_steps: int | None = Field(default=None, ge=1, description="save the model every N steps (and after each pass over the tasks)")
+    save_steps: int | None = Field(
+        default=None, ge=1, description="save the model every N steps (and after each pass over the tasks)"
+    )
     seed: int = 0
     runs_dir: str = "runs"
     run_id: str | None = None

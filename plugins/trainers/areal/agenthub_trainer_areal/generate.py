@@ -104,7 +104,9 @@ class ArealGenerate:
         from areal.api.io_struct import ModelRequest
 
         episode = current_episode()
-        gconfig = episode.gconfig.new(n_samples=1, max_new_tokens=min(episode.gconfig.max_new_tokens, sampling.max_tokens))
+        gconfig = episode.gconfig.new(
+            n_samples=1, max_new_tokens=min(episode.gconfig.max_new_tokens, sampling.max_tokens)
+        )
         request = ModelRequest(rid=episode.rid, input_ids=list(prompt_ids), gconfig=gconfig, tokenizer=self.tokenizer)
         response = await episode.engine.agenerate(request)
         tokens = [int(t) for t in response.output_tokens]

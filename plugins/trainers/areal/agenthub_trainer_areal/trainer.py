@@ -33,6 +33,16 @@ def build_tiny_model(config: ArealConfig, run_dir: Path) -> None:
         raise ConfigError(f"tiny_model settings {config.tiny_model} were rejected: {exc}") from None
 
 
+def prepare(config: ArealConfig) -> tuple[RunStore, LaunchPlan]:
+    """A new run directory with AReaL's launch files written (and the tiny model built when ``model`` is unset)."""
+    store = RunStore.create(config.model_dump(mode="json"), root=config.runs_dir, run_id=config.run_id)
+    if config.model is None:
+        build_tiny_model(config, store.path)
+    plan = launch_plan(config, store.path, model_path(config, store.path))
+    plan.write()
+    return store, plan
+
+
 def describe(plan: LaunchPlan) -> str:
     """The dry run's answer: each file as it would be written, then the exact command."""
     parts = [f"# {path}\n{text.rstrip()}" for path, text in plan.files().items()]
@@ -58,11 +68,7 @@ class ArealTrainer:
             if settings.model is None:
                 print(f"\n# the tiny random model would be built in {run_dir / TINY_MODEL_DIR} first")
             return 0
-        store = RunStore.create(settings.model_dump(mode="json"), root=settings.runs_dir, run_id=settings.run_id)
-        if settings.model is None:
-            build_tiny_model(settings, store.path)
-        plan = launch_plan(settings, store.path, model_path(settings, store.path))
-        plan.write()
+        store, plan = prepare(settings)
         print(f"wrote {plan.experiment_path} and {plan.entry_path}\nrunning: {plan.shell_command()}", flush=True)
         status = "failed"
         try:

@@ -114,7 +114,9 @@ def test_episode_tensors_match_the_trajectory_token_by_token(
     assert {c.max_new_tokens for c in engine.calls} == {MAX_NEW_TOKENS}
 
 
-def test_a_lost_episode_is_trained_on_with_its_reward(tokenizer: Any, trail_server: LocalServer, tmp_path: Path) -> None:
+def test_a_lost_episode_is_trained_on_with_its_reward(
+    tokenizer: Any, trail_server: LocalServer, tmp_path: Path
+) -> None:
     engine = StandInEngine(tokenizer, follow=False)
 
     async def go() -> dict[str, Any] | None:
