@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import secrets
 import threading
-import uuid
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -331,7 +331,7 @@ class EnvClient:
         return ResetResult.model_validate_json(response.content)
 
     async def step(self, session_id: str, action: Action, *, request_id: str | None = None) -> StepResult:
-        body = {"action": _action_json(action), "request_id": request_id or uuid.uuid4().hex}
+        body = {"action": _action_json(action), "request_id": request_id or secrets.token_hex(16)}
         response = await self._request("POST", f"/v1/sessions/{session_id}/step", json=body, idempotent=True)
         return StepResult.model_validate_json(response.content)
 
