@@ -163,6 +163,7 @@ def test_openrlhf_drops_every_group_with_an_infra_failure_and_trains_the_rest(
                 and experience.rewards.tolist() == pytest.approx([episode.reward])
             )
 
-        match = next(e for e in same_tokens if matches(e))
-        same_tokens.remove(match)  # each episode is one experience
+        matching = [e for e in same_tokens if matches(e)]
+        assert matching, "no stored episode has this experience's mask, logprobs and reward"
+        same_tokens.remove(matching[0])  # each episode is one experience
         assert experience.info["agenthub_infra_failure"].tolist() == [0.0]
