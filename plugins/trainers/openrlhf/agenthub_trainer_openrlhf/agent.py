@@ -27,6 +27,7 @@ from agenthub.rollout.executor import EpisodeRequest, Executor
 from agenthub.rollout.policy import SamplingParams, TokenPolicy
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
+from agenthub.rollout.tokens import ChatTemplateDeltas
 from agenthub.types import EnvInfo, Task, Trajectory
 from openrlhf.utils.agent import AgentExecutorBase
 from pydantic import ValidationError
@@ -48,6 +49,12 @@ def parse_task(prompt: str, env: str) -> Task:
     if task.env != env:
         raise ConfigError(f"the prompt is a task of env {task.env!r} but the env servers serve {env!r}")
     return task
+
+
+def end_of_turn(tokenizer: Any) -> list[int]:
+    """The template's end-of-turn token when it is a special token (a plain one, e.g. a newline, would cut turns)."""
+    token = ChatTemplateDeltas(tokenizer).assistant_close[0]
+    return [token] if token in set(tokenizer.all_special_ids) else []
 
 
 class HubAgentExecutor(AgentExecutorBase):  # type: ignore[misc]  # OpenRLHF is untyped
@@ -105,7 +112,7 @@ class HubAgentExecutor(AgentExecutorBase):  # type: ignore[misc]  # OpenRLHF is 
     ) -> tuple[Trajectory, EngineGenerate]:
         """One episode of ``task`` through ``llm_engine``; the trajectory is also appended to the store."""
         pool, info = await self._connect()
-        generate = EngineGenerate(llm_engine, sampling_params)
+        generate = EngineGenerate(llm_engine, sampling_params, end_of_turn(hf_tokenizer))
         per_turn = self.settings.max_tokens or getattr(sampling_params, "max_tokens", None) or max_length
         policy = TokenPolicy(
             generate,

@@ -39,12 +39,16 @@ class EngineGenerate:
 
     ``sampling_params`` is OpenRLHF's vLLM ``SamplingParams``; each call sends
     a copy with ``max_tokens`` set to the executor's budget for the turn.
-    ``finish_reasons`` records why each turn stopped, in order.
+    ``stop_token_ids`` (the chat template's end-of-turn token) are added to
+    vLLM's own, so a turn ends where the template closes it even for a model
+    whose generation config names another eos. ``finish_reasons`` records why
+    each turn stopped, in order.
     """
 
-    def __init__(self, llm_engine: Any, sampling_params: Any) -> None:
+    def __init__(self, llm_engine: Any, sampling_params: Any, stop_token_ids: Sequence[int] = ()) -> None:
         self.llm_engine = llm_engine
         self.sampling_params = sampling_params
+        self.stop_token_ids = sorted({int(t) for t in stop_token_ids})
         self.finish_reasons: list[str] = []
 
     @property
@@ -55,6 +59,8 @@ class EngineGenerate:
     async def __call__(self, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
         params = copy.deepcopy(self.sampling_params)
         params.max_tokens = sampling.max_tokens
+        if self.stop_token_ids:
+            params.stop_token_ids = sorted({*(getattr(params, "stop_token_ids", None) or []), *self.stop_token_ids})
         request_output = await self.llm_engine.generate(list(prompt_ids), params)
         output = request_output.outputs[0]
         token_ids = [int(t) for t in output.token_ids]

@@ -50,6 +50,7 @@ class EngineCall:
 
     prompt_ids: list[int]
     max_tokens: int
+    stop_token_ids: list[int]
     token_ids: list[int]
     logprobs: list[float]
     finish_reason: str
@@ -89,7 +90,8 @@ class StandInEngine:
             ids, finish = ids[:limit], "length"
         values = [-round(0.05 + rng.random(), 4) for _ in ids]
         wanted = sampling_params.logprobs is not None
-        self.calls.append(EngineCall(list(prompt_token_ids), limit, ids, values, finish))
+        stops = list(sampling_params.stop_token_ids or [])
+        self.calls.append(EngineCall(list(prompt_token_ids), limit, stops, ids, values, finish))
         return RequestOutput(
             [
                 CompletionOutput(

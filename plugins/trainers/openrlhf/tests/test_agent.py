@@ -108,6 +108,7 @@ def test_responses_carry_exactly_the_sampled_tokens_logprobs_and_env_rewards(
             assert tokens[start:end] == call.token_ids == turn.token_ids  # the span is vLLM's sample, unchanged
             assert logprobs[start:end] == call.logprobs  # each sampled token's logprob, in place
             assert call.max_tokens <= PER_TURN
+            assert call.stop_token_ids == [tokenizer.convert_tokens_to_ids("<|im_end|>")]  # the template's turn end
         assert all(logprobs[i] == 0.0 for i in range(len(tokens)) if i not in sampled)
         # between two spans: the env's answer, in the chat template, never trained on
         if len(ranges) > 1:

@@ -24,6 +24,7 @@ class SamplingParams:
     min_tokens: int = 0
     skip_special_tokens: bool = True
     logprobs: int | None = None
+    stop_token_ids: list[int] | None = None
 
 
 class _NeedsVLLM:
