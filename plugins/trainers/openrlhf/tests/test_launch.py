@@ -8,6 +8,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from agenthub.cli.main import main
 from agenthub.errors import ConfigError
@@ -100,3 +101,21 @@ def test_a_cluster_without_reachable_env_servers_is_refused(capsys: pytest.Captu
     code = main(["run", "--dry-run", "trainer=openrlhf", "env=trail", "model=m", "ray_address=http://head:8265"])
     assert code != 0
     assert "start env servers the cluster can reach and pass url=" in capsys.readouterr().err
+
+
+def test_a_run_writes_its_files_starts_openrlhf_and_records_how_it_ended(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    args = ["run", "trainer=openrlhf", "env=trail", "model=m", "tasks=3", f"runs_dir={tmp_path}", "run_id=r"]
+    code = main(args)
+    # OpenRLHF's launcher really started: on this CPU machine it stops at importing vLLM.
+    assert code != 0 and "No module named 'vllm'" in capfd.readouterr().err
+    run_dir = tmp_path / "r"
+    rows = (run_dir / PROMPTS_FILE).read_text().splitlines()
+    assert [parse_task(json.loads(r)["input"], "trail").task_id for r in rows] == [0, 1, 2]
+    settings = AgentSettings.model_validate_json((run_dir / "agent.json").read_text())
+    assert settings.store == str(run_dir.resolve()) and settings.urls[0].startswith("http://127.0.0.1:")
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["status"] == "failed" and meta["summary"] == {"tasks": 3}
+    with pytest.raises(httpx.TransportError):  # the env server it started is stopped again
+        httpx.get(settings.urls[0] + "/healthz", timeout=2)
