@@ -95,7 +95,7 @@ def rollout_output(
             ChatCompletionResponseChoice(
                 index=0,
                 message=ChatMessage(role="assistant", content=text),
-                finish_reason=reason,  # type: ignore[arg-type]
+                finish_reason=reason,
                 token_ids=list(last_turn),
             )
         ],

@@ -1,0 +1,66 @@
+"""``agenthub run trainer=swift --dry-run``: the exact files and commands, nothing started."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from agenthub.errors import ConfigError
+from agenthub.plugins import get_plugin_host
+
+from agenthub_trainer_swift.launch import plugin_file
+
+
+def dry_run(*overrides: str) -> str:
+    command = [sys.executable, "-m", "agenthub", "run", *overrides, "--dry-run"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_dry_run_prints_the_colocate_launch(tmp_path: Path) -> None:
+    out = dry_run("trainer=swift", "env=trail", "steps=3", "tasks_per_step=2", f"runs_dir={tmp_path}", "run_id=r")
+    run = tmp_path / "r"
+    assert not run.exists()  # nothing written, nothing started
+    lines = out.splitlines()
+    dataset = lines[lines.index(f"# file {run / 'dataset.jsonl'} (6 lines)") + 1]
+    task = json.loads(json.loads(dataset)["agenthub_task"])
+    assert task["env"] == "trail" and task["split"] == "train" and isinstance(task["task_id"], int)
+    (command,) = [line for line in lines if " swift rlhf " in line]
+    assert command.startswith(f"AGENTHUB_SWIFT_CONFIG={run / 'agenthub_swift.json'} swift rlhf --rlhf_type grpo")
+    for flag in (
+        f"--external_plugins {plugin_file()}",
+        "--multi_turn_scheduler agenthub",
+        "--reward_funcs agenthub_env_reward",
+        "--max_turns 3",  # trail's own turn limit
+        f"--model {run / 'tiny-model'} --model_type qwen2 --template chatml",
+        "--num_generations 4 --per_device_train_batch_size 8 --generation_batch_size 8",
+        "--max_steps 3",
+    ):
+        assert flag in command
+    assert '"urls": [' in out and '"env": "trail"' in out
+
+
+def test_dry_run_prints_the_server_launch_and_takes_the_ms_swift_name(tmp_path: Path) -> None:
+    out = dry_run(
+        "trainer=ms-swift", "env=trail", "mode=server", "model=/models/qwen", "url=http://10.1.2.3:8000",
+        "rollout_port=8011", "swift.beta=0.04", f"runs_dir={tmp_path}",
+    )  # fmt: skip
+    rollout = next(line for line in out.splitlines() if " swift rollout " in line)
+    train = next(line for line in out.splitlines() if " swift rlhf " in line)
+    assert rollout.endswith(" &") and "--vllm_use_async_engine true" in rollout and "--port 8011" in rollout
+    assert "--multi_turn_scheduler agenthub" in rollout and "--model /models/qwen" in rollout
+    assert "--use_vllm true --vllm_mode server" in train and "--vllm_server_port 8011" in train
+    assert "--beta 0.04" in train and "--beta 0.0 " not in train
+    assert '"http://10.1.2.3:8000"' in out
+
+
+def test_bad_settings_are_refused_with_what_to_do() -> None:
+    trainer = get_plugin_host().trainer("swift").make()
+    with pytest.raises(ConfigError, match="use_vllm"):
+        trainer.run({"trainer": "swift", "mode": "server", "use_vllm": True}, dry_run=True)
+    with pytest.raises(ConfigError, match="no split 'nope'"):
+        trainer.run({"trainer": "swift", "env": "trail", "split": "nope"}, dry_run=True)

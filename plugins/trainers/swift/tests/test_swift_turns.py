@@ -1,0 +1,112 @@
+"""Colocate mode: swift's own multi-turn loop (``run_multi_turn``) drives the scheduler's per-turn hooks.
+
+The per-turn generation is :class:`engines.StandInEngine` (the only double);
+swift's loop, the hooks, the real ``trail`` server and swift's encoding are real.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agenthub.rollout.store import RunStore
+from agenthub.types import Outcome, Task
+from engines import StandInEngine
+from swift.infer_engine.protocol import ChatCompletionResponse, RequestConfig, RolloutInferRequest, RolloutOutput
+from swift.rl_core.data import OnPolicySample
+from swift.rlhf_trainers.utils import encode_sample
+from swift.rollout import invoke_async_hook, run_multi_turn
+
+from agenthub_trainer_swift.scheduler import TASK_COLUMN, AgenthubScheduler
+from agenthub_trainer_swift.settings import SchedulerSettings
+
+
+def play(scheduler: AgenthubScheduler, engine: StandInEngine, template: Any, task_ids: list[int]) -> list[Any]:
+    """What swift's trainer does in colocate mode, with the stand-in engine in place of its model."""
+    requests = [
+        RolloutInferRequest(
+            messages=[{"role": "user", "content": f"trail task {i}"}],
+            data_dict={TASK_COLUMN: Task(env="trail", task_id=i, split="train").model_dump_json()},
+            uuid=f"episode-{i}",
+        )
+        for i in task_ids
+    ]
+    invoke_async_hook(scheduler.on_trajectory_start(requests))
+
+    def rollout(batch: list[RolloutInferRequest], config: RequestConfig) -> list[RolloutOutput]:
+        outputs = []
+        for r in batch:  # swift's template renders the conversation, as its engine does
+            context = template.encode(r)["input_ids"]
+            if engine.on_call is not None:
+                engine.on_call(len(engine.calls))
+            ids, logprobs = engine.sample(context, config.max_tokens)
+            engine.calls.append((context, ids, logprobs))
+            outputs.append(RolloutOutput(response=engine.response(ids, logprobs, ChatCompletionResponse)))
+        return outputs
+
+    config = RequestConfig(max_tokens=8, logprobs=True)
+    template.set_mode("pt")
+    try:
+        first = rollout(requests, config)
+        outputs = run_multi_turn(requests, first, scheduler, rollout, config, max_turns=3)
+    finally:
+        template.set_mode("train")
+    samples = []
+    for output in outputs:
+        sample = OnPolicySample.from_row({"messages": [{"role": "user", "content": "placeholder"}]})
+        sample.apply_rollout_output(rollout_output=output)
+        samples.append((output, encode_sample(sample, template)))
+    return samples
+
+
+def make_scheduler(tokenizer: Any, template: Any, url: str, store: Path) -> AgenthubScheduler:
+    settings = SchedulerSettings(env="trail", urls=[url], store=str(store), max_attempts=1)
+    return AgenthubScheduler(None, 3, tokenizer=tokenizer, template=template, settings=settings)
+
+
+def test_turn_hooks_mask_env_tokens(trail_server: Any, tokenizer: Any, swift_template: Any, tmp_path: Path) -> None:
+    store = RunStore.create({}, root=tmp_path, run_id="run")
+    engine = StandInEngine(tokenizer)
+    scheduler = make_scheduler(tokenizer, swift_template, trail_server.url, store.path)
+
+    results = play(scheduler, engine, swift_template, [1, 2])
+
+    trajectories = {t.key: t for t in RunStore.existing(store.path).trajectories()}
+    assert len(trajectories) == 2
+    for output, enc in results:
+        trajectory = trajectories[output.rollout_infos["agenthub_key"]]
+        assert trajectory.outcome is Outcome.SUCCESS and output.rollout_infos["agenthub_reward"] == 1.0
+        assert output.rollout_infos["num_turns"] == 3 == len(trajectory.turns)
+        ids, labels = enc["input_ids"], enc["labels"]
+        trained = [t for t, label in zip(ids, labels, strict=True) if label != -100]
+        # Trained: exactly the sampled tokens of every turn, in order, token for token.
+        assert trained == [t for turn in trajectory.turns for t in (turn.token_ids or [])]
+        assert output.rollout_logprobs == [turn.logprobs for turn in trajectory.turns]
+        # Not trained: the first observation and every env answer, which do appear in the sequence.
+        untrained = tokenizer.decode([t for t, label in zip(ids, labels, strict=True) if label == -100])
+        assert trajectory.first_observation in untrained
+        for turn in trajectory.turns[:-1]:
+            assert turn.observation in untrained
+
+
+def test_turn_hooks_drop_an_infra_failure(
+    trail_server: Any, tokenizer: Any, swift_template: Any, tmp_path: Path
+) -> None:
+    """The env server dies after the first turn: every token of the episode is out of the loss."""
+    store = RunStore.create({}, root=tmp_path, run_id="run")
+
+    def kill_on_second_turn(call: int) -> None:
+        if call == 1:
+            trail_server.kill()
+
+    engine = StandInEngine(tokenizer, on_call=kill_on_second_turn)
+    scheduler = make_scheduler(tokenizer, swift_template, trail_server.url, store.path)
+
+    ((output, enc),) = play(scheduler, engine, swift_template, [4])
+
+    (trajectory,) = list(RunStore.existing(store.path).trajectories())
+    assert trajectory.outcome is Outcome.ENV_ERROR and len(trajectory.turns) == 1
+    assert output.rollout_infos["agenthub_trainable"] is False
+    assert all(label == -100 for label in enc["labels"])
+    assert trajectory.first_observation in tokenizer.decode(enc["input_ids"])
+    assert len(engine.calls) == 2  # the turn that found the server dead was the last one
