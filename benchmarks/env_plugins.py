@@ -19,6 +19,7 @@ For each env (default: every registered env whose factory imports):
     pip install -e '.[bench]'
     python benchmarks/env_plugins.py [ENV ...] [--episodes 100] [--sessions 32] [--cycles 1000]
     python benchmarks/env_plugins.py --quick guess     # smoke run, seconds; writes to a temp dir
+    python benchmarks/env_plugins.py --merge --sessions 8 sciworld textworld   # heavy envs, added to the file
 
 Writes benchmarks/results/env_plugins.json and env_plugins.png (``--out`` elsewhere).
 """
@@ -556,6 +557,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--quick", action="store_true", help="smoke run: 3 episodes, 4 sessions, 100 cycles; writes to a temp dir"
     )
     parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS})")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the other envs already in OUT/env_plugins.json (measure heavy envs in a run of their own)",
+    )
     args = parser.parse_args(argv)
     defaults = (
         {"episodes": 3, "seconds": 10.0, "sessions": 4, "cycles": 100, "sample_every": 20}
@@ -613,6 +619,14 @@ def main(argv: list[str] | None = None) -> int:
         "envs": results,
     }
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.merge and (args.out / "env_plugins.json").is_file():
+        earlier = json.loads((args.out / "env_plugins.json").read_text())
+        # Each env keeps the machine and settings of the run that measured it.
+        for name, result in earlier.get("envs", {}).items():
+            if name not in results:
+                origin = {"machine": earlier["machine"], "settings": earlier["settings"]}
+                results[name] = {"measured_in": origin, **result}
+        report["envs"] = results
     (args.out / "env_plugins.json").write_text(json.dumps(report, indent=2) + "\n")
     plotted = plot(results, args.out / "env_plugins.png")
     print(table(results))
