@@ -66,8 +66,10 @@ class LeanConnection(asyncio.Protocol):
 
     async def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
         """Send one request and wait for its whole response: ``(status, body)``."""
-        if self._transport is None:
-            raise ConnectionError(f"not connected to {self.host}:{self.port}; call connect() first")
+        if self._transport is None:  # never connected, or the server closed an idle keep-alive connection
+            self._parser = httptools.HttpResponseParser(self)
+            await self.connect()
+        assert self._transport is not None
         head = f"{method} {path} HTTP/1.1\r\n".encode() + self._head_suffix
         if body is not None:
             head += b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)

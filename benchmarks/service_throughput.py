@@ -110,12 +110,34 @@ def in_process(spec: EnvSpec, seconds: float) -> dict[str, Any]:
 
 
 async def play(
-    connections: list[LeanConnection], tasks: list[Any], seconds: float
-) -> tuple[int, int, int, list[float]]:
-    """Whole episodes on every connection until ``seconds`` pass: (steps, episodes, requests, step latencies)."""
-    deadline = time.perf_counter() + seconds
+    connections: list[LeanConnection], tasks: list[Any], seconds: float, processes: list[psutil.Process]
+) -> dict[str, Any]:
+    """Whole episodes on every connection for ``seconds``; what completed within them, and the CPU spent.
+
+    Only answers that arrive before the deadline count, so slow envs at high concurrency are not
+    measured over the tail of their last episodes; at the deadline each session is closed.
+    """
     latencies: list[float] = []
-    counts = [0, 0, 0]
+    counts = {"steps": 0, "episodes": 0, "requests": 0}
+    server_cpu, client_cpu = cpu_seconds(processes), time.process_time()
+    started = time.perf_counter()
+    deadline = started + seconds
+    spent: dict[str, float] = {}
+
+    async def sample_at_deadline() -> None:
+        await asyncio.sleep(seconds)
+        spent["server"] = cpu_seconds(processes) - server_cpu
+        spent["client"] = time.process_time() - client_cpu
+        spent["wall"] = time.perf_counter() - started
+
+    def done(kind: str | None) -> bool:
+        """Count a request that just completed (and its step or episode); True once past the deadline."""
+        if time.perf_counter() > deadline:
+            return True
+        counts["requests"] += 1
+        if kind is not None:
+            counts[kind] += 1
+        return False
 
     async def worker(index: int, conn: LeanConnection) -> None:
         episode = index
@@ -125,23 +147,25 @@ async def play(
             )
             path = f"/v1/sessions/{created['session_id']}"
             info, actions = created["info"], ["look"]
+            late = done(None)
             for turn in range(STEPS_PER_EPISODE):
+                if late:
+                    break
                 action, actions = choose(info, turn, actions)
                 before = time.perf_counter()
                 reply = await conn.json("POST", path + "/step", {"action": action, "request_id": f"{episode}-{turn}"})
-                latencies.append(time.perf_counter() - before)
-                counts[0] += 1
-                counts[2] += 1
+                late = done("steps")
+                if not late:
+                    latencies.append(time.perf_counter() - before)
                 if reply["terminated"] or reply["truncated"]:
                     break
                 info = reply["info"]
             await conn.json("DELETE", path, expect=204)
-            counts[1] += 1
-            counts[2] += 2
+            done("episodes")
             episode += len(connections)
 
-    await asyncio.gather(*(worker(i, c) for i, c in enumerate(connections)))
-    return counts[0], counts[1], counts[2], latencies
+    await asyncio.gather(sample_at_deadline(), *(worker(i, c) for i, c in enumerate(connections)))
+    return {**counts, "latencies": latencies, **spent}
 
 
 def cpu_seconds(processes: list[psutil.Process]) -> float:
@@ -158,23 +182,21 @@ async def through_service(
         connections.append(await LeanConnection(address.hostname or "127.0.0.1", address.port or 80).connect())
     processes = [psutil.Process(s.pid) for s in servers]
     try:
-        await play(connections, tasks, min(0.2, seconds / 4))  # warm: imports, first instances, code paths
-        server_cpu, client_cpu, started = cpu_seconds(processes), time.process_time(), time.perf_counter()
-        steps, episodes, requests, latencies = await play(connections, tasks, seconds)
-        wall = time.perf_counter() - started
-        server_cpu, client_cpu = cpu_seconds(processes) - server_cpu, time.process_time() - client_cpu
+        await play(connections, tasks, min(0.2, seconds / 4), processes)  # warm: first instances, code paths
+        measured = await play(connections, tasks, seconds, processes)
     finally:
         for conn in connections:
             conn.close()
+    steps = measured["steps"]
     return {
         "concurrency": concurrency,
         "servers": len(servers),
-        "steps_per_s": steps / wall,
-        "episodes": episodes,
-        **percentiles(latencies),
-        "server_cpu_ms_per_step": 1000 * server_cpu / max(steps, 1),
-        "loadgen_cpu_ms_per_request": 1000 * client_cpu / max(requests, 1),
-        "requests_per_step": requests / max(steps, 1),
+        "steps_per_s": steps / measured["wall"],
+        "episodes": measured["episodes"],
+        **percentiles(measured["latencies"]),
+        "server_cpu_ms_per_step": 1000 * measured["server"] / max(steps, 1),
+        "loadgen_cpu_ms_per_request": 1000 * measured["client"] / max(measured["requests"], 1),
+        "requests_per_step": measured["requests"] / max(steps, 1),
     }
 
 
