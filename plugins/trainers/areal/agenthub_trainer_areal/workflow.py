@@ -28,6 +28,7 @@ from agenthub.rollout.horizon import FixedHorizon, build_horizon
 from agenthub.rollout.policy import SamplingParams
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
+from agenthub.rollout.tokens import ChatTemplateDeltas
 from agenthub.types import EnvInfo, Outcome, Task, Trajectory
 from areal.api.workflow_api import RolloutWorkflow
 
@@ -59,6 +60,19 @@ def task_from_row(data: Mapping[str, Any]) -> Task:
             "as agenthub_trainer_areal.entry builds them (task_row(Task(env=..., task_id=..., split=...)))"
         )
     return Task.model_validate({k: v for k, v in data.items() if k in _TASK_FIELDS})
+
+
+def turn_gconfig(gconfig: Any, tokenizer: Any) -> Any:
+    """``gconfig`` that ends a model turn at the tokenizer's eos and pad (as AReaL's own workflows do)
+    and at the chat template's end-of-turn token when that is a special token other than eos."""
+    gconfig = gconfig.new_with_stop_and_pad_token_ids(tokenizer)
+    end_of_turn = ChatTemplateDeltas(tokenizer).assistant_close[0]
+    # A plain token (e.g. a newline) would cut turns short; special tokens are the named ones and the added ones.
+    added = getattr(tokenizer, "added_tokens_decoder", {})
+    special = set(tokenizer.all_special_ids) | {int(i) for i, t in added.items() if getattr(t, "special", False)}
+    if end_of_turn in special and end_of_turn not in gconfig.stop_token_ids:
+        gconfig = gconfig.new(stop_token_ids=[*gconfig.stop_token_ids, end_of_turn])
+    return gconfig
 
 
 class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
@@ -95,8 +109,7 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
             tokenizer = load_hf_tokenizer(tokenizer)
         self.env = env
         self.tokenizer = tokenizer
-        # The engine stops a turn at the tokenizer's eos and pad, as AReaL's own workflows do.
-        self.gconfig = gconfig.new_with_stop_and_pad_token_ids(tokenizer)
+        self.gconfig = turn_gconfig(gconfig, tokenizer)
         self.max_context = max_context
         self.horizon_config = horizon
         self.urls = [url] if isinstance(url, str) else list(url or [])

@@ -266,3 +266,16 @@ def test_the_turn_limit_follows_the_engine_weight_version(
         assert out["rewards"].tolist() == [pytest.approx(episode.reward)]
         assert episode.reward == pytest.approx(len(episode.turns) / 3)  # 1/forks per fork passed
         assert set(out["versions"][0][out["loss_mask"][0] == 1].tolist()) == {version}
+
+
+def test_a_turn_ends_at_the_templates_end_of_turn_token_too() -> None:
+    """Llama 3 style: the turn ends at <|eot_id|>; a tokenizer whose eos is another token must stop there too."""
+    from agenthub.testing.tiny_tokenizer import build_tokenizer
+
+    from agenthub_trainer_areal.workflow import turn_gconfig
+
+    tokenizer = build_tokenizer("llama3")
+    end_of_turn = tokenizer.convert_tokens_to_ids("<|eot_id|>")
+    tokenizer.eos_token = "<|end_of_text|>"  # as in a base model's tokenizer
+    stops = turn_gconfig(GenerationHyperparameters(), tokenizer).stop_token_ids
+    assert end_of_turn in stops and tokenizer.eos_token_id in stops and tokenizer.pad_token_id in stops
