@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,72 @@ def test_executor_scaling_benchmark_quick_mode_runs_real_episodes_and_writes_its
         assert row["env_server_cpu_ms_per_turn"] >= 0 and row["llm_stand_in_cpu_ms_per_turn"] >= 0
     assert rows[0]["speedup_over_serial"] == 1.0
     assert (tmp_path / "executor_scaling.png").stat().st_size > 0
+
+
+TARGET_ROWS = (
+    "steps/s at 64 sessions",
+    "step p50 <= 1 ms at 1 session",
+    "step p99 <= 30 ms at 64 sessions",
+    "speed-up over serial >= 100x at 256",
+    "memory: no growth over the create/close cycles",
+    "load generator not the bottleneck",
+)
+
+
+def summary_of(results: Path, out: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "summarize.py"), "--results", str(results), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out.read_text()
+
+
+def test_summary_of_the_committed_results_has_every_target_with_a_verdict_and_links_its_plots(tmp_path: Path) -> None:
+    out = tmp_path / "docs" / "benchmarks.md"
+    text = summary_of(ROOT / "benchmarks" / "results", out)
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    for target in TARGET_ROWS:
+        row = next((r for r in rows if target in r), None)
+        assert row is not None, f"no target row with {target!r}"
+        assert row.endswith(("| met |", "| **missed** |")), row  # measured, whichever way it went
+    for section in ("## Machine", "## 1. Env service", "## 2. Executor", "## 3. Memory", "## 4. Learning"):
+        assert section in text
+    plots = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert {Path(p).name for p in plots} >= {"service_throughput.png", "executor_scaling.png", "env_plugins.png"}
+    for plot in plots:  # relative links that resolve from the page's own folder
+        assert not Path(plot).is_absolute() and (out.parent / plot).is_file(), plot
+
+
+def test_summary_without_results_says_what_was_not_measured(tmp_path: Path) -> None:
+    text = summary_of(tmp_path, tmp_path / "benchmarks.md")
+    assert "Not measured: service_throughput.json is missing." in text
+    assert "Not measured: env_plugins.json is missing." in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "not measured" in line]
+    assert len(rows) >= 5
+
+
+def test_run_all_quick_runs_a_part_as_a_subprocess_and_writes_its_record_and_summary(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "run_all.py"),
+            "--quick",
+            "--only",
+            "memory",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads((tmp_path / "run_all.json").read_text())
+    [step] = record["benchmarks"]["memory"]
+    assert step["returncode"] == 0 and "env_plugins.py --quick" in step["command"]
+    assert record["machine"]["cpus"] and record["load_average_before"]
+    summary = (tmp_path / "benchmarks.md").read_text()  # --quick keeps the summary beside its results
+    assert "| guess |" in summary and "env_plugins.png" in summary

@@ -1,0 +1,543 @@
+"""Render the benchmarks' summary (docs/benchmarks.md) from the JSON files they wrote.
+
+Every figure comes from the JSON in ``--results``: ``service_throughput.json``,
+``executor_scaling.json``, ``env_plugins.json``, ``trl_learning.json`` and, when
+``run_all.py`` made them, ``run_all.json`` (machine, date, load average, how
+each benchmark ended). A missing file makes its section say so; nothing is
+filled in by hand.
+
+    python benchmarks/summarize.py                                  # results/ -> docs/benchmarks.md
+    python benchmarks/summarize.py --results DIR --out DIR/benchmarks.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+DOCS = ROOT / "docs" / "benchmarks.md"
+
+# Issue 7's targets on a 2-core machine.
+STEPS_PER_S_AT_64 = 3000.0
+P50_MS_AT_1 = 1.0
+P99_MS_AT_64 = 30.0
+SPEEDUP_AT_256_500MS = 100.0
+LOADGEN_CORE_SHARE = 0.5
+"""The load generator is not the bottleneck while it uses under half of one core in every cell."""
+
+MEMORY_TARGET = "memory: no growth over the create/close cycles, every env"
+
+Json = dict[str, Any]
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def load(results: Path, name: str) -> Json | None:
+    path = results / name
+    if not path.is_file():
+        return None
+    data: Json = json.loads(path.read_text())
+    return data
+
+
+def file_date(path: Path) -> str:
+    """When a result was written: its last commit, else its modification time (a file not yet committed)."""
+    try:
+        done = subprocess.run(
+            ["git", "log", "-1", "--format=%cs", "--", path.name],
+            cwd=path.parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        committed = done.stdout.strip() if done.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        committed = ""
+    if committed and not _modified_since_commit(path):
+        return f"{committed} (last commit of {path.name})"
+    return datetime.date.fromtimestamp(path.stat().st_mtime).isoformat() + f" ({path.name} written)"
+
+
+def _modified_since_commit(path: Path) -> bool:
+    try:
+        done = subprocess.run(
+            ["git", "status", "--porcelain", "--", path.name], cwd=path.parent, capture_output=True, text=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return True
+    return bool(done.stdout.strip())
+
+
+# -- formatting ------------------------------------------------------------------------------
+
+
+def num(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if value < 1 else f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def times(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}x" if value < 0.1 else f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
+
+
+def verdict(met: bool | None) -> str:
+    return "not measured" if met is None else "met" if met else "**missed**"
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def image(results: Path, docs: Path, png: str, alt: str) -> list[str]:
+    path = results / png
+    if not path.is_file():
+        return [f"(no plot: {png} is missing)"]
+    return [f"![{alt}]({Path(os.path.relpath(path, docs.parent)).as_posix()})"]
+
+
+# -- the figures the targets need ------------------------------------------------------------
+
+
+def service_row(service: Json | None, env: str, servers: str, concurrency: int) -> Json | None:
+    if service is None:
+        return None
+    rows = service.get("envs", {}).get(env, {}).get("service", {}).get(servers, [])
+    return next((row for row in rows if row["concurrency"] == concurrency), None)
+
+
+def loadgen_core_share(row: Json) -> float:
+    """The load generator's CPU as a fraction of one core: its CPU per request times requests per second."""
+    return float(row["loadgen_cpu_ms_per_request"] * row["requests_per_step"] * row["steps_per_s"] / 1000)
+
+
+def server_core_share(row: Json) -> float:
+    return float(row["server_cpu_ms_per_step"] * row["steps_per_s"] / 1000)
+
+
+def executor_row(executor: Json | None, latency: str, concurrency: int) -> Json | None:
+    if executor is None:
+        return None
+    rows = executor.get("latencies", {}).get(latency, [])
+    return next((row for row in rows if row["concurrency"] == concurrency), None)
+
+
+def memory_envs(memory: Json | None) -> dict[str, Json]:
+    if memory is None:
+        return {}
+    return {name: r for name, r in memory.get("envs", {}).items() if "error" not in r}
+
+
+def target_rows(service: Json | None, executor: Json | None, memory: Json | None) -> list[list[str]]:
+    def check(row: Json | None, key: str, ok: Callable[[float], bool], show: Callable[[float], str]) -> list[str]:
+        if row is None or row.get(key) is None:
+            return ["not measured", verdict(None)]
+        return [show(row[key]), verdict(ok(row[key]))]
+
+    at_64, at_1 = service_row(service, "textcraft", "1", 64), service_row(service, "textcraft", "1", 1)
+    rows = [
+        [
+            f"textcraft, one server process: >= {STEPS_PER_S_AT_64:,.0f} steps/s at 64 sessions (whole episodes)",
+            *check(at_64, "steps_per_s", lambda v: v >= STEPS_PER_S_AT_64, lambda v: f"{v:,.0f} steps/s"),
+        ],
+        [
+            f"textcraft, one server process: step p50 <= {P50_MS_AT_1:g} ms at 1 session",
+            *check(at_1, "step_p50_ms", lambda v: v <= P50_MS_AT_1, lambda v: f"{ms(v)} ms"),
+        ],
+        [
+            f"textcraft, one server process: step p99 <= {P99_MS_AT_64:g} ms at 64 sessions",
+            *check(at_64, "step_p99_ms", lambda v: v <= P99_MS_AT_64, lambda v: f"{ms(v)} ms"),
+        ],
+        [
+            f"executor: speed-up over serial >= {SPEEDUP_AT_256_500MS:g}x at 256 concurrent episodes, 500 ms LLM",
+            *check(
+                executor_row(executor, "500", 256),
+                "speedup_over_serial",
+                lambda v: v >= SPEEDUP_AT_256_500MS,
+                lambda v: f"{v:.0f}x",
+            ),
+        ],
+    ]
+    envs = memory_envs(memory)
+    if envs:
+        flat = [n for n, r in envs.items() if r["cycles"]["verdict"] == "flat"]
+        cells = [n for n, r in envs.items() if r["cycles"].get("growth_kib_per_1000") is not None]
+        worst = max(cells, key=lambda n: envs[n]["cycles"]["growth_kib_per_1000"]) if cells else None
+        shown = f"{len(flat)} of {len(envs)} envs flat"
+        if worst is not None:
+            shown += f"; largest: {envs[worst]['cycles']['growth_kib_per_1000']:+.1f} KiB per 1,000 cycles ({worst})"
+        rows.append([MEMORY_TARGET, shown, verdict(len(flat) == len(envs))])
+    else:
+        rows.append([MEMORY_TARGET, "not measured", verdict(None)])
+    cells_measured = [
+        (env, servers, row)
+        for env, result in (service or {}).get("envs", {}).items()
+        for servers, rows_ in result["service"].items()
+        for row in rows_
+    ]
+    if cells_measured:
+        env, servers, busiest = max(cells_measured, key=lambda cell: loadgen_core_share(cell[2]))
+        share = loadgen_core_share(busiest)
+        rows.append(
+            [
+                f"load generator not the bottleneck: under {LOADGEN_CORE_SHARE:.0%} of one core in every service cell",
+                f"at most {share:.0%} of a core ({env}, {servers} server(s), {busiest['concurrency']} sessions; "
+                f"the servers used {server_core_share(busiest):.0%} of one there)",
+                verdict(share < LOADGEN_CORE_SHARE),
+            ]
+        )
+    return rows
+
+
+# -- sections --------------------------------------------------------------------------------
+
+
+def machine_section(run: Json | None, service: Json | None) -> list[str]:
+    if run is not None:
+        m = run["machine"]
+        when = f"{run['started']} to {run['finished']}"
+        load = f"{_load(run.get('load_average_before'))} before, {_load(run.get('load_average_after'))} after"
+    else:  # results from separate runs: describe this machine, say so
+        m = {
+            "cpus": os.cpu_count(),
+            "cpu_model": cpu_model(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        }
+        m = {**m, **((service or {}).get("machine") or {})}
+        when, load = "not recorded (no run_all.json)", "not recorded"
+    return [
+        "## Machine",
+        "",
+        *table(
+            ["CPUs", "CPU model", "Python", "platform", "when", "load average (1, 5, 15 min)"],
+            [
+                [
+                    str(m.get("cpus")),
+                    str(m.get("cpu_model", "-")),
+                    str(m.get("python")),
+                    str(m.get("platform")),
+                    when,
+                    load,
+                ]
+            ],
+        ),
+        "",
+        "The machine is shared: figures move with its load, so every comparison below is a ratio of figures "
+        "measured side by side in the same run.",
+        "",
+    ]
+
+
+def _load(values: list[float] | None) -> str:
+    return "-" if not values else " / ".join(f"{v:.2f}" for v in values)
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "-"
+
+
+def service_section(service: Json | None, results: Path, docs: Path) -> list[str]:
+    lines = ["## 1. Env service: steps/s and step latency", ""]
+    if service is None:
+        return [*lines, "Not measured: service_throughput.json is missing.", ""]
+    settings = service.get("settings", {})
+    n = str(settings.get("servers", 2))
+    lines += [
+        f"Whole episodes (create with reset, {settings.get('steps_per_episode', '?')} steps, close) for "
+        f"{settings.get('seconds', '?')} s per cell; each action from `info['available_actions']`. "
+        f"In-process (`spec.make()`, no HTTP, one core) is the ceiling. Load generator: "
+        f"{settings.get('load_generator', '-')}.",
+        "",
+    ]
+    for env, result in service.get("envs", {}).items():
+        ceiling = result["in_process"]
+        lines += [
+            f"**{env}**: in-process {num(ceiling['steps_per_s'])} steps/s, step p50 {ms(ceiling['step_p50_ms'])} ms.",
+            "",
+        ]
+        rows = []
+        for one in result["service"].get("1", []):
+            many = service_row(service, env, n, one["concurrency"]) if n != "1" else None
+            rows.append(
+                [
+                    str(one["concurrency"]),
+                    num(one["steps_per_s"]),
+                    times(one.get("ratio_to_in_process")),
+                    f"{ms(one['step_p50_ms'])} / {ms(one['step_p99_ms'])}",
+                    "-" if many is None else num(many["steps_per_s"]),
+                    "-" if many is None else times(many.get("ratio_to_one_server")),
+                    "-" if many is None else f"{ms(many['step_p50_ms'])} / {ms(many['step_p99_ms'])}",
+                    f"{one['server_cpu_ms_per_step']:.3f}",
+                    f"{one['loadgen_cpu_ms_per_request']:.3f} ({loadgen_core_share(one):.0%})",
+                ]
+            )
+        lines += table(
+            [
+                "sessions",
+                "1 server steps/s",
+                "service / in-process",
+                "p50 / p99 ms",
+                f"{n} servers steps/s",
+                f"{n} servers / 1",
+                f"{n} servers p50 / p99 ms",
+                "server CPU ms/step",
+                "load generator CPU ms/request (share of a core)",
+            ],
+            rows,
+        )
+        lines.append("")
+    lines += before_after_service(service)
+    lines += [*image(results, docs, "service_throughput.png", "service throughput and latency"), ""]
+    return lines
+
+
+def before_after_service(service: Json) -> list[str]:
+    lines: list[str] = []
+    for env, compared in service.get("before_after", {}).items():
+        variants = compared.get("variants", {})
+        if len(variants) < 2:
+            continue
+        lines += [
+            f"Before/after on {env}, one server each, interleaved over {compared.get('rounds')} rounds "
+            f"(medians): {compared.get('note', '')}",
+            "",
+        ]
+        rows = []
+        for label, variant in variants.items():
+            for c, row in variant["by_concurrency"].items():
+                rows.append(
+                    [
+                        label,
+                        c,
+                        num(row["steps_per_s"]),
+                        ms(row["step_p50_ms"]),
+                        ms(row["step_p99_ms"]),
+                        f"{row['server_cpu_ms_per_step']:.3f}",
+                    ]
+                )
+        lines += table(["server", "sessions", "steps/s", "p50 ms", "p99 ms", "server CPU ms/step"], rows)
+        lines.append("")
+    return lines
+
+
+def executor_section(executor: Json | None, results: Path, docs: Path) -> list[str]:
+    lines = ["## 2. Executor: episodes/s against concurrency", ""]
+    if executor is None:
+        return [*lines, "Not measured: executor_scaling.json is missing.", ""]
+    settings = executor.get("settings", {})
+    lines += [
+        f"The hub `Executor` drives the `{settings.get('agent')}` agent against one `{settings.get('env')}` server; "
+        f"the LLM is an OpenAI-compatible stand-in with a fixed latency per turn; {settings.get('turns')}-turn "
+        "episodes. Speed-up is over concurrency 1 (serial) in the same run.",
+        "",
+    ]
+    rows = []
+    for latency, cells in executor.get("latencies", {}).items():
+        for row in cells:
+            rows.append(
+                [
+                    f"{latency} ms",
+                    str(row["concurrency"]),
+                    f"{row['episodes_per_s']:.2f}",
+                    times(row.get("speedup_over_serial")),
+                    f"{row.get('efficiency', 0):.0%}",
+                    f"{row['executor_cpu_ms_per_turn']:.2f}",
+                    f"{row.get('env_server_cpu_ms_per_turn', 0):.2f}",
+                ]
+            )
+    lines += table(
+        [
+            "LLM latency",
+            "concurrency",
+            "episodes/s",
+            "speed-up over serial",
+            "of ideal",
+            "executor CPU ms/turn",
+            "env server CPU ms/turn",
+        ],
+        rows,
+    )
+    return [*lines, "", *image(results, docs, "executor_scaling.png", "executor scaling"), ""]
+
+
+def memory_section(memory: Json | None, results: Path, docs: Path) -> list[str]:
+    lines = ["## 3. Memory: per idle session, after close, over create/close cycles", ""]
+    if memory is None:
+        return [*lines, "Not measured: env_plugins.json is missing.", ""]
+    rules = memory.get("rules", {})
+    lines += [
+        f"Server RSS (its child processes included). {rules.get('memory', '')}",
+        "",
+        f"Rule: {rules.get('flat', '-')}.",
+        "",
+    ]
+    rows, notes = [], []
+    for name, r in memory.get("envs", {}).items():
+        if "error" in r:
+            rows.append([name, "-", "-", "-", "-", "-", f"error: {r['error']}"])
+            continue
+        mem, cyc = r["memory"], r["cycles"]
+        per_1000 = cyc.get("growth_kib_per_1000")
+        rows.append(
+            [
+                name,
+                f"{mem['per_session_kib']:,.1f} (N={mem['sessions']})",
+                f"{mem['rss_0_mib']:.0f} / {mem['rss_n_mib']:.0f} / {mem['rss_after_close_mib']:.0f}",
+                f"{cyc['cycles']:,}" + (" (time cap)" if cyc.get("stopped_by_time_cap") else ""),
+                f"{cyc['growth_mib']:+.2f}",
+                "-" if per_1000 is None else f"{per_1000:+.1f}",
+                cyc["verdict"],
+            ]
+        )
+        if cyc.get("fewer_cycles_because"):
+            notes.append(f"- {name}: {cyc['cycles']:,} cycles, because {cyc['fewer_cycles_because']}.")
+    lines += table(
+        [
+            "env",
+            "KiB per idle session",
+            "RSS MiB: 0 / N open / after close",
+            "create/close cycles",
+            "RSS first to last sample, MiB",
+            "KiB per 1,000 cycles (quarter 4 vs 2)",
+            "verdict",
+        ],
+        rows,
+    )
+    lines += ["", *notes] if notes else []
+    return [*lines, "", *image(results, docs, "env_plugins.png", "env plugins: latency and memory"), ""]
+
+
+def learning_section(learning: Json | None, path: Path, how: Json | None, docs: Path) -> list[str]:
+    lines = ["## 4. Learning: the embedded default with the TRL trainer", ""]
+    if learning is None:
+        return [*lines, f"Not measured: {path.name} is missing.", ""]
+    how = how or {}
+    source = how.get("note") or f"From {path.name}, dated {file_date(path)}."
+    before, after = learning["eval_before"], learning["eval_after"]
+    reached = learning.get("reached_0.8") or {}
+    settings = learning.get("settings", {})
+    lines += [
+        f"`agenthub run trainer=trl env={learning['env']}`: GRPO on a tiny random model, "
+        f"{settings.get('steps')} steps of {settings.get('episodes_per_step')} episodes, on "
+        f"{learning.get('cpus')} CPUs. {source}",
+        "",
+        *table(
+            ["test success before", "after", "reached 0.8 (training episodes)", "training wall time", "passed"],
+            [
+                [
+                    f"{before['success']:.1%} of {before['episodes']}",
+                    f"{after['success']:.1%} of {after['episodes']}",
+                    f"step {reached['step']} at {reached['elapsed_s']:.0f} s" if reached else "never",
+                    f"{learning['train_wall_s']:.0f} s (budget {learning.get('budget_s', 0):.0f} s)",
+                    "yes" if learning.get("passed") else "**no**",
+                ]
+            ],
+        ),
+        "",
+        *image(path.parent, docs, path.with_suffix(".png").name, "learning curve"),
+        "",
+    ]
+    return lines
+
+
+def runs_section(run: Json | None) -> list[str]:
+    if run is None:
+        return []
+    rows = [
+        [
+            name,
+            f"`{step['command']}`",
+            f"{step['wall_s']:.0f} s",
+            str(step["returncode"]),
+            _load(step.get("load_average_before")),
+        ]
+        for name, steps in run.get("benchmarks", {}).items()
+        for step in steps
+    ]
+    return [
+        "## How these figures were made",
+        "",
+        f"`{run['command']}` ran each benchmark as a subprocess:",
+        "",
+        *table(["part", "command", "wall time", "exit code", "load average before"], rows),
+        "",
+    ]
+
+
+# -- the page --------------------------------------------------------------------------------
+
+
+def render(results: Path, docs: Path) -> str:
+    service = load(results, "service_throughput.json")
+    executor = load(results, "executor_scaling.json")
+    memory = load(results, "env_plugins.json")
+    run = load(results, "run_all.json")
+    how = (run or {}).get("learning")
+    learning_path = Path(how["file"]) if how and how.get("file") else results / "trl_learning.json"
+    if not learning_path.is_absolute():
+        learning_path = ROOT / learning_path
+    learning = json.loads(learning_path.read_text()) if learning_path.is_file() else None
+    lines = [
+        "# Benchmarks",
+        "",
+        "Made by `python benchmarks/run_all.py` (each benchmark in `benchmarks/`, then this page); "
+        "`python benchmarks/summarize.py` renders this page again from the JSON in "
+        f"`{Path(os.path.relpath(results, docs.parent)).as_posix()}/`. Figures depend on the machine; "
+        "the ratios, measured side by side in one run, carry over.",
+        "",
+        *machine_section(run, service),
+        "## Targets",
+        "",
+        *table(["target (issue 7, 2-core machine)", "measured", "verdict"], target_rows(service, executor, memory)),
+        "",
+        *service_section(service, results, docs),
+        *executor_section(executor, results, docs),
+        *memory_section(memory, results, docs),
+        *learning_section(learning, learning_path, how, docs),
+        *runs_section(run),
+    ]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path, default=RESULTS, help=f"where the JSON files are (default {RESULTS})")
+    parser.add_argument("--out", type=Path, default=DOCS, help=f"the markdown file to write (default {DOCS})")
+    args = parser.parse_args(argv)
+    results, out = args.results.resolve(), args.out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(results, out))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
