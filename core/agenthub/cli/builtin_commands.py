@@ -86,6 +86,20 @@ def _configure_export(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _configure_view(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<run-id>) or a runs/ root")
+    parser.add_argument(
+        "overrides", nargs="*", metavar="key=value", help="settings, e.g. port=8765 host=127.0.0.1 tokenizer=PATH"
+    )
+    parser.add_argument("--ready-file", default=None, help="write {url, pid} here once listening (used by scripts)")
+
+
+def _configure_report(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<run-id>) or a runs/ root")
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="settings, e.g. episodes=500 tokenizer=PATH")
+    parser.add_argument("-o", "--output", default=None, metavar="FILE", help="default: RUN_DIR/report.html")
+
+
 @hookimpl
 def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
@@ -148,6 +162,24 @@ def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
             "Export a run's trajectories: chat JSONL for SFT (--only-success) or Parquet.",
             _configure_export,
             _lazy("agenthub.cli.export_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "view",
+            "Browse runs in a local web page: episodes, turn-by-turn replay with tokens, per-task table, curves.",
+            _configure_view,
+            _lazy("agenthub.cli.view_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "report",
+            "Write what `agenthub view` shows as one self-contained HTML file.",
+            _configure_report,
+            _lazy("agenthub.cli.report_command", "run"),
             __version__,
         )
     )

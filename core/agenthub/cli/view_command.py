@@ -1,0 +1,59 @@
+"""``agenthub view RUN_DIR [host=127.0.0.1 port=8765 tokenizer=PATH]``: browse runs in a local web page.
+
+RUN_DIR is one run (``runs/<run-id>``) or a ``runs/`` root. The page lists the
+episodes (filters, paging), replays one turn by turn with its tokens, and shows
+the per-task table and the learning curves; see :mod:`agenthub.viewer`. It
+binds to loopback unless told otherwise and serves until Ctrl-C or SIGTERM.
+``port=0`` picks a free port; the URL is printed, and written with the pid to
+``--ready-file`` once the server is listening (for scripts and tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import uvicorn
+from pydantic import BaseModel, ConfigDict, Field
+
+from agenthub.config import build_config
+from agenthub.service.serve import bind_socket, loop_factory, url_of
+from agenthub.viewer.api import create_app
+
+
+class ViewConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = Field(default="127.0.0.1", description="the address to listen on; loopback by default")
+    port: int = Field(default=8765, ge=0, le=65535, description="0 picks a free port")
+    tokenizer: str | None = Field(default=None, description="a local tokenizer to show token text (default: found)")
+
+
+async def serve_viewer(run_dir: Path, config: ViewConfig, *, ready_file: Path | None = None) -> None:
+    app = create_app(run_dir, tokenizer=config.tokenizer)  # refuses a wrong RUN_DIR before binding
+    sock = bind_socket(config.host, config.port)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", log_config=None, access_log=False))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started and not task.done():  # noqa: ASYNC110 - uvicorn offers no startup event
+        await asyncio.sleep(0.01)
+    if server.started:
+        url = url_of(sock) + "/"
+        print(f"agenthub view: {run_dir} on {url}  (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        if ready_file is not None:
+            tmp = ready_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "run_dir": str(run_dir)}))
+            tmp.replace(ready_file)  # atomic: a reader never sees half a file
+    await task
+    sock.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    config = build_config(ViewConfig, args.overrides)
+    ready = Path(args.ready_file) if args.ready_file else None
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
+        runner.run(serve_viewer(Path(args.run_dir), config, ready_file=ready))
+    return 0
