@@ -21,6 +21,7 @@ import uvicorn
 from pydantic import BaseModel, ConfigDict, Field
 
 from agenthub.config import build_config
+from agenthub.errors import ConfigError
 from agenthub.service.serve import bind_socket, loop_factory, url_of
 from agenthub.viewer.api import create_app
 
@@ -35,7 +36,10 @@ class ViewConfig(BaseModel):
 
 async def serve_viewer(run_dir: Path, config: ViewConfig, *, ready_file: Path | None = None) -> None:
     app = create_app(run_dir, tokenizer=config.tokenizer)  # refuses a wrong RUN_DIR before binding
-    sock = bind_socket(config.host, config.port)
+    try:
+        sock = bind_socket(config.host, config.port)
+    except OSError as exc:
+        raise ConfigError(str(exc)) from None  # already says what to do; shown without a traceback
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", log_config=None, access_log=False))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():  # noqa: ASYNC110 - uvicorn offers no startup event

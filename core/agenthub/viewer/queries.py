@@ -203,20 +203,29 @@ class TaskRow:
         }
 
 
+def _asked_order(key: str | None, first: int) -> tuple[int, int]:
+    """Tasks in the order they were asked for (keys are ``"<task index>/<sample>"``), as ``agenthub eval``
+    lists them; tasks without such keys follow, in the order they first appear in the run."""
+    index = (key or "").partition("/")[0]
+    return (int(index), first) if index.isdigit() else (1 << 62, first)
+
+
 def task_rows(db: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[int]]:
-    """Every (env, task) in first-seen order, with unbiased pass@k for k = 1, 2, 4, ... up to the most samples.
+    """Every (env, task) in the order asked for, with unbiased pass@k for k = 1, 2, 4, ... up to the most samples.
 
     Scores follow ``agenthub eval``: env_error and timeout samples are left out (and counted as excluded).
     """
     excluded = ",".join(f"'{v}'" for v in EXCLUDED_VALUES)  # fixed enum values, not user input
+    grouped = db.execute(
+        f"""SELECT env, task, MIN(id), MIN(key), COUNT(*),
+                   SUM(outcome IN ({excluded})), SUM(outcome = 'success'),
+                   SUM(CASE WHEN outcome IN ({excluded}) THEN 0 ELSE reward END)
+            FROM episodes GROUP BY env, task"""
+    ).fetchall()
+    grouped.sort(key=lambda g: _asked_order(g[3], g[2]))
     rows = [
         TaskRow(env, task, first, episodes, bad, wins, reward or 0.0)
-        for env, task, first, episodes, bad, wins, reward in db.execute(
-            f"""SELECT env, task, MIN(id), COUNT(*),
-                       SUM(outcome IN ({excluded})), SUM(outcome = 'success'),
-                       SUM(CASE WHEN outcome IN ({excluded}) THEN 0 ELSE reward END)
-                FROM episodes GROUP BY env, task ORDER BY MIN(id)"""
-        )
+        for env, task, first, _, episodes, bad, wins, reward in grouped
     ]
     most = max((r.scored for r in rows), default=0)
     ks = default_ks(most) if most > 1 else []  # pass@k means something with several samples per task

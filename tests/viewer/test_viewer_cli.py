@@ -1,0 +1,110 @@
+"""``agenthub view`` and ``agenthub report`` as a user runs them: real processes, real output."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .conftest import EVAL_RUN, TOKEN_RUN
+
+AGENTHUB = [sys.executable, "-m", "agenthub"]
+
+
+def agenthub(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*AGENTHUB, *args], capture_output=True, text=True, timeout=120)
+
+
+@contextlib.contextmanager
+def running_view(root: Path, ready: Path, *extra: str) -> Iterator[str]:
+    """`agenthub view ROOT port=0` once it is listening: its URL; stopped with SIGTERM afterwards."""
+    log_path = ready.with_suffix(".log")
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [*AGENTHUB, "view", str(root), "port=0", f"--ready-file={ready}", *extra], stdout=log, stderr=log
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not ready.exists():
+                assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
+                time.sleep(0.05)
+            yield json.loads(ready.read_text())["url"]
+            process.send_signal(signal.SIGTERM)
+            # uvicorn re-raises the signal after its graceful shutdown, as `agenthub serve` does.
+            assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture
+def view_url(runs_root: Path, tmp_path: Path) -> Iterator[str]:
+    with running_view(runs_root, tmp_path / "ready.json") as url:
+        yield url
+
+
+def test_view_serves_the_page_and_the_api_on_loopback(view_url: str) -> None:
+    assert view_url.startswith("http://127.0.0.1:") and view_url.endswith("/")
+    page = httpx.get(view_url)
+    assert page.status_code == 200 and "<title>agenthub view</title>" in page.text
+    runs = httpx.get(f"{view_url}api/runs").json()["runs"]
+    assert [r["id"] for r in runs] == [EVAL_RUN, TOKEN_RUN]
+    assert httpx.get(f"{view_url}api/runs/{TOKEN_RUN}/episodes").json()["total"] == 15
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["view", "{missing}"], "does not exist; give a run directory (runs/<run-id>) or a runs/ root"),
+        (["view", "{empty}"], "is not a run directory and holds none"),
+        (["view", "{root}", "prot=1"], "unknown key 'prot'; did you mean 'port'?"),
+        (["view", "{root}", "port=-5"], "port: Input should be greater than or equal to 0"),
+        (["view", "{root}", "tokenizer={missing}"], "does not exist; give a local tokenizer directory or file"),
+        (["report", "{missing}"], "does not exist; give a run directory"),
+        (["report", "{root}", "episodes=-1"], "episodes: Input should be greater than or equal to 0"),
+    ],
+    ids=["missing", "not-a-run", "typo", "bad-port", "tokenizer", "report-missing", "report-cap"],
+)
+def test_mistakes_exit_2_and_say_what_to_do(runs_root: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "empty").mkdir()
+    paths = {"missing": str(tmp_path / "missing"), "empty": str(tmp_path / "empty"), "root": str(runs_root)}
+    result = agenthub(*(arg.format(**paths) for arg in args))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr and f"agenthub {args[0]}: error:" in result.stderr
+
+
+def test_view_on_a_port_in_use_says_so(runs_root: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = agenthub("view", str(runs_root), f"port={port}")
+    assert result.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "port=0 for a free one" in result.stderr
+
+
+def test_report_writes_one_file_and_says_what_it_holds(runs_root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out" / "report.html"
+    result = agenthub("report", str(runs_root), "-o", str(out), "episodes=5")
+    assert result.returncode == 0, result.stderr
+    assert f"wrote {out}" in result.stdout and "2 run(s), 39 episodes, 10 of them in full" in result.stdout
+    assert "embed more with episodes=N" in result.stdout
+    assert out.read_text().startswith("<!doctype html>")
+
+
+def test_report_defaults_to_the_run_directory(runs_root: Path, tmp_path: Path) -> None:
+    run = Path(shutil.copytree(runs_root / EVAL_RUN, tmp_path / EVAL_RUN))
+    result = agenthub("report", str(run))
+    assert result.returncode == 0, result.stderr
+    assert (run / "report.html").stat().st_size > 0 and "24 of them in full" in result.stdout
