@@ -12,8 +12,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,6 +44,7 @@ TRAIL_TASKS = (1, 2, 4, 7)
 TRAIL_SAMPLES = 3
 STEPS = 6
 CHROMIUM = "/usr/bin/chromium"
+AGENTHUB = [sys.executable, "-m", "agenthub"]
 REQUIRE_ENV = "AGENTHUB_REQUIRE_PLUGIN_TESTS"  # set by CI (.ci/run): a skipped test there is a failure
 
 
@@ -84,6 +92,29 @@ def build_eval_run(root: Path) -> Path:
     )
     assert code == 0
     return root / EVAL_RUN
+
+
+@contextlib.contextmanager
+def running_view(root: Path, ready: Path, *extra: str) -> Iterator[str]:
+    """`agenthub view ROOT port=0` once it is listening: its URL; stopped with SIGTERM afterwards."""
+    log_path = ready.with_suffix(".log")
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [*AGENTHUB, "view", str(root), "port=0", f"--ready-file={ready}", *extra], stdout=log, stderr=log
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not ready.exists():
+                assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
+                time.sleep(0.05)
+            yield json.loads(ready.read_text())["url"]
+            process.send_signal(signal.SIGTERM)
+            # uvicorn re-raises the signal after its graceful shutdown, as `agenthub serve` does.
+            assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 @pytest.fixture(scope="session")

@@ -2,50 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 import shutil
-import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from .conftest import EVAL_RUN, TOKEN_RUN
+from .conftest import EVAL_RUN, TOKEN_RUN, running_view
 
 AGENTHUB = [sys.executable, "-m", "agenthub"]
 
 
 def agenthub(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*AGENTHUB, *args], capture_output=True, text=True, timeout=120)
-
-
-@contextlib.contextmanager
-def running_view(root: Path, ready: Path, *extra: str) -> Iterator[str]:
-    """`agenthub view ROOT port=0` once it is listening: its URL; stopped with SIGTERM afterwards."""
-    log_path = ready.with_suffix(".log")
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [*AGENTHUB, "view", str(root), "port=0", f"--ready-file={ready}", *extra], stdout=log, stderr=log
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while not ready.exists():
-                assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
-                time.sleep(0.05)
-            yield json.loads(ready.read_text())["url"]
-            process.send_signal(signal.SIGTERM)
-            # uvicorn re-raises the signal after its graceful shutdown, as `agenthub serve` does.
-            assert process.wait(timeout=30) in (0, -signal.SIGTERM)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@
     for (const [key, value] of Object.entries(attrs || {})) {
       if (key === "_svg" || value === undefined || value === null || value === false) continue;
       if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-      else node.setAttribute(key, value === true ? "" : String(value));
+      else node.setAttribute(key, value === true && !key.startsWith("aria-") ? "" : String(value));
     }
     for (const child of children.flat(Infinity)) {
       if (child === null || child === undefined || child === false) continue;
@@ -283,14 +283,20 @@
     const taskList = el("datalist", { id: "task-values" }, facets.tasks.map((f) => el("option", { value: f.value })));
     const taskInput = el("input", { id: "filter-task", "aria-label": "task", list: "task-values", placeholder: "task id", value: query.task || "", onchange: (e) => set({ task: e.target.value.trim() }) });
     const reward = (name, label) =>
-      el("input", { id: `filter-${name}`, "aria-label": label, type: "number", step: "any", placeholder: label, value: query[name] || "", onchange: (e) => set({ [name]: e.target.value }) });
+      el("input", { id: `filter-${name}`, name, "aria-label": label, type: "number", step: "any", placeholder: label, value: query[name] || "", onchange: (e) => set({ [name]: e.target.value }) });
+    // Selects apply at once; typed values on change (leaving the field) or Enter (the Apply button).
+    const apply = (e) => {
+      e.preventDefault();
+      set({ task: taskInput.value.trim(), min_reward: e.target.elements.min_reward.value, max_reward: e.target.elements.max_reward.value });
+    };
     const form = el(
       "form",
-      { class: "filters", onsubmit: (e) => e.preventDefault() },
+      { class: "filters", id: "filters", onsubmit: apply },
       el("label", null, "env ", envSelect),
       el("label", null, "task ", taskInput, taskList),
       el("label", null, "outcome ", outcomeSelect),
       el("label", null, "reward ", reward("min_reward", "min"), " to ", reward("max_reward", "max")),
+      el("button", { type: "submit", id: "filter-apply" }, "Apply"),
       el("button", { type: "button", id: "filter-clear", onclick: () => go(runId, "episodes") }, "Clear filters"),
     );
     const results = el("div", { id: "episode-results" });
@@ -349,7 +355,7 @@
     return el(
       "div",
       { class: "pager" },
-      el("span", { id: `${noun}-count`, class: "count" }, `${count(first)}–${count(last)} of ${count(page.total)} ${noun}`),
+      el("span", { id: `${noun}-count`, class: "count" }, `${count(first)}–${count(last)} of ${count(page.total)} ${page.total === 1 ? noun.replace(/s$/, "") : noun}`),
       el("button", { type: "button", class: "prev", disabled: page.offset === 0, onclick: () => goto(Math.max(0, page.offset - page.limit)) }, "‹ Prev"),
       el("button", { type: "button", class: "next", disabled: last >= page.total, onclick: () => goto(page.offset + page.limit) }, "Next ›"),
     );
@@ -564,6 +570,15 @@
 
   // ---------------------------------------------------------------- start
 
+  // Tabs follow the run in the address, even when clicked before the page has loaded it.
+  for (const tab of document.querySelectorAll("#tabs a")) {
+    tab.addEventListener("click", (event) => {
+      const current = parseRoute().run || (runs[0] && runs[0].id);
+      if (!current) return;
+      event.preventDefault();
+      go(current, tab.dataset.view, undefined, tab.dataset.view === "episodes" ? lastList : {});
+    });
+  }
   window.addEventListener("hashchange", route);
   route();
 })();
