@@ -47,7 +47,27 @@ TURNS = 10
 TASKS = 200
 APPENDED = 1000
 ACTIONS = [f"take {item}" for item in ("key", "lamp", "sword", "map", "coin", "rope", "apple", "torch")]
-WORDS = "the a room door north south east west you see an old wooden chest lamp key table dusty light".split()
+WORDS = [
+    "the",
+    "a",
+    "room",
+    "door",
+    "north",
+    "south",
+    "east",
+    "west",
+    "you",
+    "see",
+    "an",
+    "old",
+    "wooden",
+    "chest",
+    "lamp",
+    "key",
+    "table",
+    "dusty",
+    "light",
+]
 
 
 def observation(rng: random.Random) -> str:
@@ -144,7 +164,9 @@ def measure(root: Path, run_dir: Path, repeats: int) -> dict[str, Any]:
         results["filtered_page_s"] = round(statistics.median(times), 4)
         results["filtered_total"] = ok(client, filtered)["total"]
         deep = f"{api}/episodes?outcome=failure&offset=40000&limit=50"
-        results["deep_page_s"] = round(statistics.median([timed(lambda: ok(client, deep))[0] for _ in range(repeats)]), 4)
+        results["deep_page_s"] = round(
+            statistics.median([timed(lambda: ok(client, deep))[0] for _ in range(repeats)]), 4
+        )
         results["task_table_s"] = round(timed(lambda: ok(client, f"{api}/tasks?limit=100"))[0], 4)
         results["episode_s"] = round(timed(lambda: ok(client, f"{api}/episodes/{status.episodes // 2}"))[0], 4)
         results["metrics_s"] = round(timed(lambda: ok(client, f"{api}/metrics"))[0], 4)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 import os
 import sys
@@ -47,6 +48,13 @@ async def serve_viewer(run_dir: Path, config: ViewConfig, *, ready_file: Path | 
     if server.started:
         url = url_of(sock) + "/"
         print(f"agenthub view: {run_dir} on {url}  (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        if not ipaddress.ip_address(sock.getsockname()[0]).is_loopback:
+            print(
+                "agenthub view: warning: listening beyond this machine, with no authentication: anyone who can reach "
+                f"{url} can read these runs; use host=127.0.0.1 unless that is intended",
+                file=sys.stderr,
+                flush=True,
+            )
         if ready_file is not None:
             tmp = ready_file.with_suffix(".tmp")
             tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "run_dir": str(run_dir)}))

@@ -118,10 +118,8 @@ class Page:
 
 
 def row_dict(row: tuple[Any, ...]) -> dict[str, Any]:
-    record = dict(zip(COLUMNS, row, strict=True))
-    record["index"] = record.pop("id")
-    record["has_tokens"] = bool(record["has_tokens"])
-    return record
+    record = dict(zip(COLUMNS[1:], row[1:], strict=True))
+    return {"index": row[0], **record, "has_tokens": bool(record["has_tokens"])}
 
 
 def episodes(db: sqlite3.Connection, where: EpisodeFilter, page: Page, sort: str = "index") -> dict[str, Any]:

@@ -11,8 +11,8 @@ while the rest is indexed, and a run still being written shows new episodes.
 
 from __future__ import annotations
 
-import contextlib
 import json
+import logging
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -26,6 +26,7 @@ from agenthub.rollout.store import CONFIG_FILE, META_FILE
 from agenthub.viewer.index import RunIndex
 from agenthub.viewer.tokens import TokenDecoder, decoder_for
 
+LOG = logging.getLogger(__name__)
 CONFIG_SHOWN = ("env", "agent", "trainer", "model", "split", "k", "n", "steps")
 
 
@@ -166,8 +167,10 @@ class BackgroundIndexer:
             for index in self.catalog.opened():
                 if self._stop.is_set():
                     return
-                with contextlib.suppress(OSError, sqlite3.Error):  # a run removed or locked: retry at the next poll
+                try:
                     busy |= not index.update(max_seconds=self.slice_s).complete
+                except (OSError, sqlite3.Error) as exc:  # a run removed, or the index locked: retry at the next poll
+                    LOG.warning("agenthub view: cannot index %s yet (%s); retrying", index.run_dir, exc)
             if not busy:
                 self._wake.wait(self.poll_s)
                 self._wake.clear()

@@ -345,7 +345,8 @@
       el("thead", null, el("tr", null, header("#", "index"), header("env"), header("task"), header("key"), header("outcome"), header("reward", "reward"), header("turns", "turns"), header("duration", "duration"), header("tokens"), header("error"))),
       el("tbody", null, rows),
     );
-    const empty = page.total === 0 ? el("p", { class: "empty" }, "No episodes match these filters.") : null;
+    const filtered = ["env", "task", "outcome", "min_reward", "max_reward"].some((k) => query[k]);
+    const empty = page.total === 0 ? el("p", { class: "empty" }, filtered ? "No episodes match these filters." : "This run has no episodes yet.") : null;
     results.replaceChildren(pager(page, "episodes", (offset) => go(runId, "episodes", undefined, { ...query, offset })), empty || table);
   }
 
@@ -381,6 +382,7 @@
       el("a", { class: "next", href: index + 1 < total ? href(runId, "episode", index + 1) : null, "aria-disabled": index + 1 >= total }, "next ›"),
     );
     const task = e.task || {};
+    e.turns = e.turns || [];
     const facts = [
       ["env", task.env],
       ["task", task.task_id ?? "—"],
