@@ -33,6 +33,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -119,7 +120,7 @@ async def play(
     """
     latencies: list[float] = []
     counts = {"steps": 0, "episodes": 0, "requests": 0}
-    server_cpu, client_cpu = cpu_seconds(processes), time.process_time()
+    server_cpu, client_cpu, machine_cpu = cpu_seconds(processes), time.process_time(), machine_busy_seconds()
     started = time.perf_counter()
     deadline = started + seconds
     spent: dict[str, float] = {}
@@ -128,6 +129,7 @@ async def play(
         await asyncio.sleep(seconds)
         spent["server"] = cpu_seconds(processes) - server_cpu
         spent["client"] = time.process_time() - client_cpu
+        spent["machine"] = machine_busy_seconds() - machine_cpu
         spent["wall"] = time.perf_counter() - started
 
     def done(kind: str | None) -> bool:
@@ -172,6 +174,12 @@ def cpu_seconds(processes: list[psutil.Process]) -> float:
     return sum(sum(p.cpu_times()[:2]) for p in processes)
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine spent busy, every process and the kernel's own work."""
+    times = psutil.cpu_times()
+    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
+
+
 async def through_service(
     servers: list[LocalServer], tasks: list[Any], seconds: float, concurrency: int
 ) -> dict[str, Any]:
@@ -197,6 +205,8 @@ async def through_service(
         "server_cpu_ms_per_step": 1000 * measured["server"] / max(steps, 1),
         "loadgen_cpu_ms_per_request": 1000 * measured["client"] / max(measured["requests"], 1),
         "requests_per_step": measured["requests"] / max(steps, 1),
+        # What the rest of the machine used meanwhile (other work, the kernel's network path): the tail moves with it.
+        "others_cpu_cores": (measured["machine"] - measured["server"] - measured["client"]) / measured["wall"],
     }
 
 
@@ -241,33 +251,54 @@ def measure_env(name: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def compare(name: str, args: argparse.Namespace) -> dict[str, Any]:
-    """This checkout's server against servers importing agenthub from other checkouts (``--compare``).
+    """This checkout's server against servers importing agenthub from other checkouts (``--compare``), and/or
+    against itself with ``--busy-loops`` processes spinning on the machine during its cells.
 
     All servers run at once and the cells interleave round by round, so each
     comparison is side by side on the same machine load; medians over rounds.
     """
     tasks = task_ids(get_plugin_host().env(name))
-    variants = {label: {"PYTHONPATH": core} for label, core in args.compare} | {"this checkout": {}}
+    here = "this checkout"
+    paths = {label: {"PYTHONPATH": core} for label, core in args.compare} | {here: {}}
+    # Variant label -> (the server it plays against, busy loops running during its cells).
+    variants = {label: (label, 0) for label in paths}
+    if args.busy_loops:
+        variants[f"{here}, {args.busy_loops} busy loop{'s' if args.busy_loops > 1 else ''} beside"] = (
+            here,
+            args.busy_loops,
+        )
     samples: dict[str, dict[int, list[dict[str, Any]]]] = {v: {c: [] for c in args.concurrency} for v in variants}
     overrides = {"max_sessions": 2 * max(args.concurrency)}
-    servers = {label: LocalServer(name, overrides=overrides, extra_env=env) for label, env in variants.items()}
+    servers = {label: LocalServer(name, overrides=overrides, extra_env=env) for label, env in paths.items()}
     try:
         for server in servers.values():
             server.start()
         for _ in range(args.rounds):
             for concurrency in args.concurrency:
-                for label, server in servers.items():
-                    with asyncio.Runner(loop_factory=_loop()) as runner:
-                        row = runner.run(through_service([server], tasks, args.seconds, concurrency))
+                for label, (server_label, busy) in variants.items():
+                    with busy_loops(busy), asyncio.Runner(loop_factory=_loop()) as runner:
+                        row = runner.run(through_service([servers[server_label]], tasks, args.seconds, concurrency))
                     samples[label][concurrency].append(row)
     finally:
         for server in servers.values():
             server.stop()
-    keys = ("steps_per_s", "step_p50_ms", "step_p99_ms", "server_cpu_ms_per_step", "loadgen_cpu_ms_per_request")
+    keys = (
+        "steps_per_s",
+        "step_p50_ms",
+        "step_p99_ms",
+        "server_cpu_ms_per_step",
+        "loadgen_cpu_ms_per_request",
+        "others_cpu_cores",
+    )
     result: dict[str, Any] = {"env": name, "rounds": args.rounds, "seconds": args.seconds, "variants": {}}
+    if args.note:
+        result["note"] = args.note
+    result["command"] = "python benchmarks/service_throughput.py " + " ".join(sys.argv[1:])
+    result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     for label, by_concurrency in samples.items():
         result["variants"][label] = {
-            "pythonpath": dict(args.compare).get(label, "this checkout"),
+            "pythonpath": dict(args.compare).get(variants[label][0], here),
+            "busy_loops": variants[label][1],
             "by_concurrency": {
                 str(c): {key: statistics.median(row[key] for row in rows) for key in keys}
                 for c, rows in by_concurrency.items()
@@ -279,10 +310,25 @@ def compare(name: str, args: argparse.Namespace) -> dict[str, Any]:
             print(
                 f"{label:>14} c={c:<4} {row['steps_per_s']:8.0f} steps/s p50 {row['step_p50_ms']:6.2f} ms "
                 f"p99 {row['step_p99_ms']:7.2f} ms server {row['server_cpu_ms_per_step']:.3f} ms/step "
+                f"others {row['others_cpu_cores']:.2f} cores "
                 f"(this checkout: x{now['steps_per_s'] / row['steps_per_s']:.2f} steps/s)",
                 flush=True,
             )
     return result
+
+
+@contextlib.contextmanager
+def busy_loops(count: int) -> Iterator[None]:
+    """``count`` processes spinning on the CPU: another tenant's work on a shared machine, on demand."""
+    spinning = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL) for _ in range(count)
+    ]
+    try:
+        yield
+    finally:
+        for process in spinning:
+            process.kill()
+            process.wait()
 
 
 def _loop() -> Any:
@@ -341,6 +387,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "plus its plugin folders (such as plugins/envs/textcraft) when their registration changed since; "
         "repeatable; the result goes under 'before_after' in the JSON",
     )
+    parser.add_argument(
+        "--busy-loops",
+        type=int,
+        default=0,
+        help="instead of the full run: this checkout's server alone, side by side with the same server while N "
+        "processes spin on the CPU (how the figures move when the machine is shared); combines with --compare",
+    )
+    parser.add_argument("--note", default=None, help="a note kept with the --compare / --busy-loops result")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds for --compare (default 5)")
     args = parser.parse_args(argv)
     pairs = []
@@ -363,10 +417,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.compare:
+    if args.compare or args.busy_loops:
         return main_compare(args)
+    load_before = [round(x, 2) for x in os.getloadavg()]
     report: dict[str, Any] = {
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_1_5_15_before": load_before,
+        },
         "settings": {
             "seconds": args.seconds,
             "concurrency": args.concurrency,
@@ -376,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "envs": {name: measure_env(name, args) for name in args.envs},
     }
+    report["machine"]["load_average_1_5_15_after"] = [round(x, 2) for x in os.getloadavg()]
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / "service_throughput.json"
     if out.is_file():  # before/after figures of server fixes are recorded by hand and kept across runs
@@ -393,7 +454,8 @@ def main_compare(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / "service_throughput.json"
     report = json.loads(out.read_text()) if out.is_file() else {}
-    report["before_after"] = results
+    for name, result in results.items():  # added beside the comparisons already recorded
+        report.setdefault("before_after", {})[f"{name}: {' / '.join(result['variants'])}"] = result
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote 'before_after' into {out}")
     return 0

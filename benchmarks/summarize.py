@@ -100,6 +100,10 @@ def times(value: float | None) -> str:
     return f"{value:.3f}x" if value < 0.1 else f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
 
 
+def cores(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def verdict(met: bool | None) -> str:
     return "not measured" if met is None else "met" if met else "**missed**"
 
@@ -268,13 +272,16 @@ def service_section(service: Json | None, results: Path, docs: Path) -> list[str
     lines = ["## 1. Env service: steps/s and step latency", ""]
     if service is None:
         return [*lines, "Not measured: service_throughput.json is missing.", ""]
-    settings = service.get("settings", {})
+    settings, machine = service.get("settings", {}), service.get("machine", {})
     n = str(settings.get("servers", 2))
     lines += [
         f"Whole episodes (create with reset, {settings.get('steps_per_episode', '?')} steps, close) for "
         f"{settings.get('seconds', '?')} s per cell; each action from `info['available_actions']`. "
         f"In-process (`spec.make()`, no HTTP, one core) is the ceiling. Load generator: "
-        f"{settings.get('load_generator', '-')}.",
+        f"{settings.get('load_generator', '-')}. Load average {_load(machine.get('load_average_1_5_15_before'))} "
+        f"before, {_load(machine.get('load_average_1_5_15_after'))} after. The column of other processes' CPU is "
+        "what the rest of the machine (other work, the kernel) used during the cell, in cores of the "
+        f"{machine.get('cpus')}.",
         "",
     ]
     for env, result in service.get("envs", {}).items():
@@ -297,6 +304,7 @@ def service_section(service: Json | None, results: Path, docs: Path) -> list[str
                     "-" if many is None else f"{ms(many['step_p50_ms'])} / {ms(many['step_p99_ms'])}",
                     f"{one['server_cpu_ms_per_step']:.3f}",
                     f"{one['loadgen_cpu_ms_per_request']:.3f} ({loadgen_core_share(one):.0%})",
+                    cores(one.get("others_cpu_cores")),
                 ]
             )
         lines += table(
@@ -310,6 +318,7 @@ def service_section(service: Json | None, results: Path, docs: Path) -> list[str
                 f"{n} servers p50 / p99 ms",
                 "server CPU ms/step",
                 "load generator CPU ms/request (share of a core)",
+                "other processes' CPU, cores",
             ],
             rows,
         )
@@ -326,8 +335,8 @@ def before_after_service(service: Json) -> list[str]:
         if len(variants) < 2:
             continue
         lines += [
-            f"Before/after on {env}, one server each, interleaved over {compared.get('rounds')} rounds "
-            f"(medians): {compared.get('note', '')}",
+            f"Side by side on {compared.get('env', env)}, one server each, cells interleaved over "
+            f"{compared.get('rounds')} rounds of {compared.get('seconds')} s (medians). {compared.get('note', '')}",
             "",
         ]
         rows = []
@@ -341,9 +350,13 @@ def before_after_service(service: Json) -> list[str]:
                         ms(row["step_p50_ms"]),
                         ms(row["step_p99_ms"]),
                         f"{row['server_cpu_ms_per_step']:.3f}",
+                        cores(row.get("others_cpu_cores")),
                     ]
                 )
-        lines += table(["server", "sessions", "steps/s", "p50 ms", "p99 ms", "server CPU ms/step"], rows)
+        lines += table(
+            ["server", "sessions", "steps/s", "p50 ms", "p99 ms", "server CPU ms/step", "other processes' CPU, cores"],
+            rows,
+        )
         lines.append("")
     return lines
 
