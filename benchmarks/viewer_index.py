@@ -39,7 +39,9 @@ from fastapi.testclient import TestClient
 
 from agenthub.rollout.store import RunStore
 from agenthub.types import Outcome, Task, TokenTrace, Trajectory, Turn
-from agenthub.viewer import RunIndex, create_app, write_report
+from agenthub.viewer.api import create_app
+from agenthub.viewer.index import RunIndex
+from agenthub.viewer.report import write_report
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RUN_ID = "synthetic"

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from agenthub import Outcome, Task, Trajectory
 from agenthub.rollout.store import RunStore
-from agenthub.viewer import create_app
+from agenthub.viewer.api import create_app
 from agenthub.viewer.runs import RunNotFoundError
 
 from .conftest import EVAL_RUN, STEPS, TOKEN_RUN, metric_record

@@ -18,7 +18,7 @@ import pytest
 
 from agenthub import Outcome, Trajectory
 from agenthub.rollout.store import RunStore
-from agenthub.viewer import write_report
+from agenthub.viewer.report import write_report
 
 from .conftest import CHROMIUM, STEPS, TOKEN_RUN, running_view, skip_or_fail
 from .test_viewer_report import HOSTILE, hostile_run

@@ -13,8 +13,7 @@ import agenthub.viewer.index as index_module
 from agenthub import Outcome, Task, Trajectory
 from agenthub.rollout.store import TRAJECTORIES_FILE, RunStore
 from agenthub.types import TokenTrace, Turn
-from agenthub.viewer import RunIndex
-from agenthub.viewer.index import INDEX_FILE, default_index_path
+from agenthub.viewer.index import INDEX_FILE, RunIndex, default_index_path
 
 from .conftest import EVAL_RUN, TOKEN_RUN
 

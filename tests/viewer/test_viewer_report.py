@@ -13,8 +13,7 @@ from agenthub import Outcome, Task, Trajectory
 from agenthub.errors import ConfigError
 from agenthub.rollout.store import RunStore
 from agenthub.types import Turn
-from agenthub.viewer import write_report
-from agenthub.viewer.report import choose_episodes
+from agenthub.viewer.report import choose_episodes, write_report
 
 from .conftest import EVAL_RUN, TOKEN_RUN
 

@@ -38,8 +38,9 @@ from agenthub.errors import AgenthubError
 from agenthub.viewer import queries
 from agenthub.viewer.episode import episode_payload
 from agenthub.viewer.index import RunIndex
+from agenthub.viewer.indexer import BackgroundIndexer
 from agenthub.viewer.metrics import curves
-from agenthub.viewer.runs import BackgroundIndexer, RunCatalog, RunNotFoundError
+from agenthub.viewer.runs import RunCatalog, RunNotFoundError
 
 STATIC = Path(__file__).parent / "static"
 FIRST_PAGE_WAIT_S = 2.0  # a fresh run's first page waits this long for its rows to be indexed
@@ -72,13 +73,13 @@ STATUS_OF: dict[type[Exception], tuple[int, str]] = {
 def create_app(root: str | Path, *, tokenizer: str | Path | None = None) -> FastAPI:
     """The viewer app for RUN_DIR (one run or a runs/ root); raises RunNotFoundError on a wrong directory."""
     catalog = RunCatalog(root, tokenizer=tokenizer)
-    indexer = BackgroundIndexer(catalog)
+    indexer = BackgroundIndexer()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        for info in catalog.runs()[:1]:
-            catalog.index(info.id)  # the run the page opens first starts indexing before anyone asks
         indexer.start()
+        for info in catalog.runs()[:1]:
+            indexer.watch(catalog.index(info.id))  # the run the page opens first is indexed before anyone asks
         try:
             yield
         finally:
@@ -101,11 +102,14 @@ def create_app(root: str | Path, *, tokenizer: str | Path | None = None) -> Fast
         return error_response(422, "invalid_query", f"{problems}; fix the value or leave it out")
 
     def index_of(run_id: str, *, wait_for: int = 0) -> RunIndex:
+        """The run's index, with at least ``wait_for`` episodes in it if the run has them (within a wait)."""
         index = catalog.index(run_id)
         if not indexer.running:
-            index.update()  # no background thread (an app used without its lifespan): index inline
-        elif wait_for:
-            indexer.wake()
+            index.update()  # no indexer process (an app used without its lifespan): index inline
+            return index
+        indexer.watch(index)
+        if wait_for and index.status().episodes < wait_for:
+            index.update(max_seconds=0)  # one chunk here: a fresh run's first page need not wait for the child
             index.wait_for(wait_for, FIRST_PAGE_WAIT_S)
         return index
 

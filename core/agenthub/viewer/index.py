@@ -223,7 +223,7 @@ class RunIndex:
                 status = self.status()
                 if status.complete or status.episodes >= episodes:
                     return
-                self._progress.wait(min(left, 0.2))
+                self._progress.wait(min(left, 0.05))  # woken by updates in this process; polls for others
 
     # -- updating ---------------------------------------------------------------------
 

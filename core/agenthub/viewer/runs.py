@@ -4,16 +4,12 @@ A run is found by its ``run.json`` (what :class:`~agenthub.rollout.store.RunStor
 writes first). Its id in URLs is its directory name, looked up in what was
 found, never joined onto a path, so a URL cannot reach outside RUN_DIR.
 
-Indexes are opened on first use and kept up to date by one background thread
-(:class:`BackgroundIndexer`): a fresh 100,000-episode run answers its first page
-while the rest is indexed, and a run still being written shows new episodes.
+Indexes are opened on first use; :mod:`agenthub.viewer.indexer` keeps them up to date.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +22,6 @@ from agenthub.rollout.store import CONFIG_FILE, META_FILE
 from agenthub.viewer.index import RunIndex
 from agenthub.viewer.tokens import TokenDecoder, decoder_for
 
-LOG = logging.getLogger(__name__)
 CONFIG_SHOWN = ("env", "agent", "trainer", "model", "split", "k", "n", "steps")
 
 
@@ -121,56 +116,9 @@ class RunCatalog:
                 self._indexes[run_id] = RunIndex(info.path)
             return self._indexes[run_id]
 
-    def opened(self) -> list[RunIndex]:
-        with self._lock:
-            return list(self._indexes.values())
-
     def decoder(self, run_id: str) -> TokenDecoder | None:
         info = self.run(run_id)
         with self._lock:
             if run_id not in self._decoders:
                 self._decoders[run_id] = decoder_for(info.path, info.config(), self.tokenizer)
             return self._decoders[run_id]
-
-
-class BackgroundIndexer:
-    """One daemon thread that brings every opened index up to date, a slice of time each, then polls."""
-
-    def __init__(self, catalog: RunCatalog, *, slice_s: float = 0.5, poll_s: float = 1.0) -> None:
-        self.catalog = catalog
-        self.slice_s = slice_s
-        self.poll_s = poll_s
-        self._stop = threading.Event()
-        self._wake = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="agenthub-viewer-indexer", daemon=True)
-
-    def start(self) -> BackgroundIndexer:
-        self._thread.start()
-        return self
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
-    def wake(self) -> None:
-        """Index now rather than at the next poll (a run was just opened)."""
-        self._wake.set()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        self._thread.join(timeout=10)
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            busy = False
-            for index in self.catalog.opened():
-                if self._stop.is_set():
-                    return
-                try:
-                    busy |= not index.update(max_seconds=self.slice_s).complete
-                except (OSError, sqlite3.Error) as exc:  # a run removed, or the index locked: retry at the next poll
-                    LOG.warning("agenthub view: cannot index %s yet (%s); retrying", index.run_dir, exc)
-            if not busy:
-                self._wake.wait(self.poll_s)
-                self._wake.clear()
