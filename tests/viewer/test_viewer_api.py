@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from agenthub import Outcome, Task, Trajectory
 from agenthub.rollout.store import RunStore
 from agenthub.viewer.api import create_app
-from agenthub.viewer.runs import RunNotFoundError
+from agenthub.viewer.runs import RunCatalog, RunNotFoundError
 
 from .conftest import EVAL_RUN, STEPS, TOKEN_RUN, metric_record
 
@@ -231,3 +231,11 @@ def test_a_run_being_written_shows_new_episodes(fresh_root: Path) -> None:
             assert time.monotonic() < deadline, f"still {total} episodes after appending two"
             time.sleep(0.1)
         assert get(client, f"/api/runs/{EVAL_RUN}/episodes?task=77")["total"] == 2
+
+
+def test_a_run_id_cannot_reach_outside_run_dir(runs_root: Path) -> None:
+    catalog = RunCatalog(runs_root / TOKEN_RUN)  # one run: its neighbour is outside
+    for name in ("..", f"../{EVAL_RUN}", EVAL_RUN, ""):
+        with pytest.raises(RunNotFoundError, match=f"runs there: {TOKEN_RUN}"):
+            catalog.run(name)
+    assert RunCatalog(runs_root).run(EVAL_RUN).path == runs_root / EVAL_RUN

@@ -102,10 +102,13 @@ class RunCatalog:
         return require_runs(self.root)
 
     def run(self, run_id: str) -> RunInfo:
+        # Looked up directly (every request does this); a name with a path separator never matches.
+        if (self.root / META_FILE).exists():
+            if run_id == self.root.name:
+                return RunInfo(run_id, self.root)
+        elif "/" not in run_id and run_id not in ("", ".", "..") and (self.root / run_id / META_FILE).exists():
+            return RunInfo(run_id, self.root / run_id)
         runs = self.runs()
-        for info in runs:
-            if info.id == run_id:
-                return info
         shown = ", ".join(r.id for r in runs[:10]) + (", ..." if len(runs) > 10 else "")
         raise RunNotFoundError(f"no run {run_id!r} in {self.root}; runs there: {shown} (GET /api/runs lists them)")
 
