@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import statistics
@@ -227,6 +228,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     episodes = 2000 if args.quick else args.episodes
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "runs"
         write_s, run_dir = timed(lambda: write_run(root, episodes))
@@ -234,7 +236,14 @@ def main() -> None:
         results = measure(root, run_dir, args.repeats)
     results["write_run_s"] = round(write_s, 1)
     report = {
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": _cpus()},
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            # a shared machine: other work's load is part of what the figures measured
+            "load_average_1_5_15_before": [round(x, 2) for x in load_before],
+            "load_average_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
+        },
         "date": time.strftime("%Y-%m-%d"),
         "settings": {"episodes": episodes, "turns": TURNS, "tasks": TASKS, "token_traces": "1 in 10"},
         "results": results,
@@ -243,12 +252,6 @@ def main() -> None:
     (args.out / "viewer_index.json").write_text(json.dumps(report, indent=2) + "\n")
     plot(results, args.out / "viewer_index.png")
     print(json.dumps(results, indent=2))
-
-
-def _cpus() -> int | None:
-    import os
-
-    return os.cpu_count()
 
 
 if __name__ == "__main__":

@@ -110,6 +110,12 @@ def test_a_replaced_file_is_indexed_again_from_the_start(tmp_path: Path) -> None
     file.write_bytes(b"".join(lines))
     status = run_index.update()
     assert status.episodes == 6 and {row[4] for row in indexed_rows(run_index)} == {"truncated"}
+    # Emptied, then written again: numbering starts over.
+    file.write_bytes(b"")
+    assert run_index.update().episodes == 0 and indexed_rows(run_index) == []
+    file.write_bytes(b"".join(lines[:2]))
+    status = run_index.update()
+    assert status.episodes == 2 and [row[0] for row in indexed_rows(run_index)] == [0, 1]
 
 
 def test_a_damaged_index_file_is_rebuilt(fresh_root: Path) -> None:

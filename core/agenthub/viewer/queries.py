@@ -144,7 +144,7 @@ def summary(db: sqlite3.Connection) -> dict[str, Any]:
     outcomes = {o: (n, r) for o, n, r in db.execute("SELECT outcome, COUNT(*), SUM(reward) FROM episodes GROUP BY 1")}
     scored = {o: v for o, v in outcomes.items() if o not in EXCLUDED_VALUES}
     n = sum(c for c, _ in scored.values())
-    tasks = db.execute("SELECT COUNT(DISTINCT COALESCE(env, '') || '/' || COALESCE(task, '')) FROM episodes")
+    tasks = db.execute("SELECT COUNT(*) FROM (SELECT 1 FROM episodes GROUP BY env, task)")
     return {
         "episodes": sum(c for c, _ in outcomes.values()),
         "outcomes": {o: c for o, (c, _) in sorted(outcomes.items())},
