@@ -234,6 +234,9 @@ def test_a_report_says_which_episodes_it_does_not_hold(page: Any, runs_root: Pat
 
     out = tmp_path / "small.html"
     write_report(runs_root / TOKEN_RUN, out, episodes=1)
+    page.goto(f"{out.as_uri()}#/{TOKEN_RUN}/episodes")
+    expect(page.locator("#embed-note")).to_contain_text("This report holds 1 of 15 episodes in full")
+    expect(page.locator("tr.episode-row.not-embedded")).to_have_count(14)
     page.goto(f"{out.as_uri()}#/{TOKEN_RUN}/episode/14")
     expect(page.locator(".note")).to_contain_text("Episode 14 is not embedded in this report: it embeds 1 of 15")
     expect(page.locator(".note")).to_contain_text("episodes=15")

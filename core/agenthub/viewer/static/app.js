@@ -100,6 +100,15 @@
     };
     return {
       embedded: true,
+      // Which full episodes this report holds, and a note when it does not hold them all.
+      holds: (run, index) => String(index) in of(run).episodes,
+      capNote: (run) => {
+        const d = of(run);
+        const total = rowsOf[run].length;
+        return d.embedded < total
+          ? `This report holds ${count(d.embedded)} of ${count(total)} episodes in full (one of each task and outcome first, then in run order); the others show their summary only. Make it with episodes=${total} to hold them all, or open the run with \`agenthub view\`.`
+          : null;
+      },
       runs: async () => data.runs,
       run: async (run) => of(run).run,
       facets: async (run) => of(run).facets,
@@ -300,7 +309,8 @@
       el("button", { type: "button", id: "filter-clear", onclick: () => go(runId, "episodes") }, "Clear filters"),
     );
     const results = el("div", { id: "episode-results" });
-    show(runHeader(run), form, results);
+    const capNote = source.capNote ? source.capNote(runId) : null;
+    show(runHeader(run), capNote ? el("p", { class: "note", id: "embed-note" }, capNote) : null, form, results);
     const refresh = async () => {
       const fresh = await source.run(runId);
       setStatus(fresh);
@@ -326,7 +336,7 @@
     const rows = page.episodes.map((e) =>
       el(
         "tr",
-        { class: "episode-row", "data-index": e.index, "data-outcome": e.outcome, "data-task": e.task ?? "", onclick: () => go(runId, "episode", e.index) },
+        { class: `episode-row${source.holds && !source.holds(runId, e.index) ? " not-embedded" : ""}`, title: source.holds && !source.holds(runId, e.index) ? "summary only: not held in full by this report" : null, "data-index": e.index, "data-outcome": e.outcome, "data-task": e.task ?? "", onclick: () => go(runId, "episode", e.index) },
         el("td", { class: "num" }, el("a", { href: href(runId, "episode", e.index) }, e.index)),
         el("td", null, e.env),
         el("td", { class: "task" }, e.task ?? "—"),
