@@ -75,9 +75,10 @@ FLAT_RULE = (
 )
 FEWER_CYCLES: dict[str, tuple[int, str]] = {
     "sciworld": (
-        300,
-        "each session runs a JVM (create and close take ~0.6 s even with idle JVMs reused), so 10,000 cycles "
-        "would take about 2 hours; 300 cycles reuse each idle JVM about 150 times",
+        2000,
+        "each session holds a JVM: create/close cycles, reusing an idle JVM, ran at 8-11 per second on a quiet "
+        "machine and 1.7 per second on a busy one, so 10,000 would take 15 minutes to 1.5 hours of the run; "
+        "2,000 reset the same reused JVM about 2,000 times (benchmarks/jvm_heap.py looks inside it)",
     ),
 }
 """Envs whose cycles are too slow for ``CYCLES``: (count, why), used unless ``--cycles`` is given."""
@@ -321,7 +322,10 @@ def quarter_growth(samples: list[tuple[int, int]]) -> dict[str, Any]:
 async def create_close_cycles(
     client: EnvClient, pid: int, tasks: list[Task], cycles: int, every: int, seconds: float
 ) -> dict[str, Any]:
+    server = psutil.Process(pid)
     samples = [(0, tree_rss(pid))]
+    # The server process alone too: where growth is when an env runs child processes (a JVM, a game compiler).
+    own = [(0, server.memory_info().rss)]
     started = time.perf_counter()
     done = 0
     while done < cycles and time.perf_counter() - started < seconds:
@@ -329,10 +333,12 @@ async def create_close_cycles(
         session = await client.create_session(task.task_id, seed=task.seed)
         await session.close()
         done += 1
-        if done % every == 0:
+        if done % every == 0 or done == cycles:
             samples.append((done, tree_rss(pid)))
+            own.append((done, server.memory_info().rss))
     if samples[-1][0] != done:
         samples.append((done, tree_rss(pid)))
+        own.append((done, server.memory_info().rss))
     elapsed = time.perf_counter() - started
     first, last = samples[0][1], samples[-1][1]
     xs, ys = [float(c) for c, _ in samples], [float(r) for _, r in samples]
@@ -350,6 +356,8 @@ async def create_close_cycles(
         "slope_bytes_per_cycle": slope,
         "tolerance_kib_per_1000": TOLERANCE_KIB_PER_1000,
         **quarter_growth(samples),
+        "server_process_rss_mib": [[c, r / MIB] for c, r in own],
+        "server_process_growth_kib_per_1000": quarter_growth(own)["growth_kib_per_1000"],
     }
 
 

@@ -12,7 +12,8 @@ Parts, each run as a subprocess (a crash in one keeps the others' results):
 - ``executor``: ``executor_scaling.py`` (stand-in LLM at 50 and 500 ms; the ``before_after`` record
   already in the output's JSON is kept);
 - ``memory``: ``env_plugins.py`` for the light envs, then for the heavy ones (textworld, sciworld) with
-  fewer sessions and tasks, merged into the same JSON;
+  fewer sessions and tasks, merged into the same JSON; then ``jvm_heap.py`` (sciworld's JVM: live heap
+  against resident size over many resets);
 - ``learning``: ``trl_learning.py``, run with a Python that can import the TRL trainer plugin (this one,
   or ``--trl-python``). The plugin pins its own frameworks, so it usually lives in a venv of its own;
   when no such Python is given, learning is not run and the summary uses the ``trl_learning.json``
@@ -67,6 +68,7 @@ def commands(part: str, args: argparse.Namespace, out: Path) -> list[list[str]]:
         return [
             [py, str(HERE / "env_plugins.py"), *where, *LIGHT_ENVS],
             [py, str(HERE / "env_plugins.py"), "--merge", *HEAVY_SETTINGS, *where, *HEAVY_ENVS],
+            [py, str(HERE / "jvm_heap.py"), *where],
         ]
     assert part == "learning"
     return [[args.learning_python or py, str(HERE / "trl_learning.py"), *quick, *where]]
