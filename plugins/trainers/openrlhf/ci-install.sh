@@ -7,10 +7,14 @@
 # .samples_generator: ray, tqdm; openrlhf.datasets: datasets) import. vllm itself is replaced in the
 # tests by an import shim (tests/shims/vllm) that only provides the names those modules import.
 set -euo pipefail
+# uv installs in seconds what pip takes minutes over (CI installs five of these); pip where uv is absent.
+# --compile-bytecode as pip does: compiled on import instead, openrlhf.utils.math_utils' "\%" raises a
+# DeprecationWarning that the tests' filterwarnings=error turns into an error.
+install() { if command -v uv >/dev/null 2>&1; then uv pip install --compile-bytecode "$@"; else pip install "$@"; fi; }
 
 pip install torch==2.13.0  # the CPU build; unpinned, pip pulls CUDA wheels
 # One resolve, so that core's test extra (ray>=2.40) and OpenRLHF's pins (ray 2.55.0, transformers 5.15.0) agree.
-pip install -e '.[dev]' \
+install -e '.[dev]' \
     transformers==5.15.0 ray==2.55.0 aiohttp==3.14.5 sympy==1.14.0 pylatexenc==2.11 datasets==5.2.0 tqdm==4.70.1
-pip install --no-deps openrlhf==0.11.2
-pip install --no-deps -e plugins/trainers/openrlhf
+install --no-deps openrlhf==0.11.2
+install --no-deps -e plugins/trainers/openrlhf
