@@ -100,7 +100,7 @@ def run_part(part: str, args: argparse.Namespace, out: Path) -> list[dict[str, A
     for command in commands(part, args, out):
         shown = " ".join(os.path.relpath(c, ROOT) if c.startswith(str(ROOT)) else c for c in command[1:])
         print(f"\n=== {part}: python {shown}", flush=True)
-        load_before, started = list(os.getloadavg()), time.perf_counter()
+        load_before, started, started_at = list(os.getloadavg()), time.perf_counter(), now()
         try:
             # Its output goes straight to ours, so a long part shows its progress.
             returncode = subprocess.run(command, cwd=ROOT, timeout=PART_TIMEOUT_S).returncode
@@ -112,7 +112,7 @@ def run_part(part: str, args: argparse.Namespace, out: Path) -> list[dict[str, A
                 "command": f"python {shown}",
                 "returncode": returncode,
                 "wall_s": round(time.perf_counter() - started, 1),
-                "started": now(),
+                "started": started_at,
                 "load_average_before": [round(x, 2) for x in load_before],
                 "load_average_after": [round(x, 2) for x in os.getloadavg()],
             }
@@ -165,7 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     record_path = out / "run_all.json"
     if record_path.is_file():  # parts not run this time keep their record from the run that made their JSON
-        record["benchmarks"] = json.loads(record_path.read_text()).get("benchmarks", {})
+        earlier = json.loads(record_path.read_text())
+        record["benchmarks"] = {p: s for p, s in earlier.get("benchmarks", {}).items() if p not in args.only}
+        if record["benchmarks"]:
+            record["started"] = earlier.get("started", record["started"])
     args.learning_python = trl_python(args) if "learning" in args.only else None
     for part in PARTS:
         if part not in args.only:

@@ -206,7 +206,7 @@ async def through_service(
         "loadgen_cpu_ms_per_request": 1000 * measured["client"] / max(measured["requests"], 1),
         "requests_per_step": measured["requests"] / max(steps, 1),
         # What the rest of the machine used meanwhile (other work, the kernel's network path): the tail moves with it.
-        "others_cpu_cores": (measured["machine"] - measured["server"] - measured["client"]) / measured["wall"],
+        "others_cpu_cores": max(0.0, measured["machine"] - measured["server"] - measured["client"]) / measured["wall"],
     }
 
 
