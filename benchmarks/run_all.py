@@ -1,10 +1,10 @@
 """Every benchmark of issue 7, then the summary: one command.
 
     pip install -e '.[bench]' (and the env plugins and the openai agent: requirements-dev.txt)
-    python benchmarks/run_all.py                      # ~35 minutes on 2 cores; results/ and docs/benchmarks.md
+    python benchmarks/run_all.py                      # ~17 minutes on 2 cores; results/ and docs/benchmarks.md
     python benchmarks/run_all.py --quick              # smoke run, a few minutes; everything in a temp dir
     python benchmarks/run_all.py --only service executor
-    python benchmarks/run_all.py --trl-python /tmp/venv-trl/bin/python   # measure learning too
+    python benchmarks/run_all.py --trl-python /tmp/venv-trl/bin/python   # learning too: 4-6 minutes more
 
 Parts, each run as a subprocess (a crash in one keeps the others' results):
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,3 +136,22 @@ def test_run_all_quick_runs_a_part_as_a_subprocess_and_writes_its_record_and_sum
     assert record["machine"]["cpus"] and record["load_average_before"]
     summary = (tmp_path / "benchmarks.md").read_text()  # --quick keeps the summary beside its results
     assert "| guess |" in summary and "env_plugins.png" in summary
+
+
+def test_jvm_heap_benchmark_quick_mode_reads_the_jvm_heap(tmp_path: Path) -> None:
+    pytest.importorskip("agenthub_env_sciworld")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("sciworld needs a Java runtime")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "jvm_heap.py"), "--quick", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "jvm_heap.json").read_text())
+    live = report["samples_mib"]["live_heap"]
+    assert report["cycles"] == 60 and live[0][0] == 0 and live[-1][0] == 60
+    committed = report["samples_mib"]["committed_heap"]
+    assert all(0 < used <= heap for (_, used), (_, heap) in zip(live, committed, strict=True))
+    assert report["live_heap"]["verdict"] in ("flat", "grows")
