@@ -520,7 +520,7 @@ def plot(results: dict[str, dict[str, Any]], path: Path) -> bool:
 
     ok = {name: r for name, r in results.items() if "error" not in r}
     names = list(ok)
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9.5))
     ax = axes[0][0]
     series: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
         ("reset in-process", lambda r: r["latency"]["in_process"]["reset"]["p50_ms"]),
@@ -562,7 +562,8 @@ def plot(results: dict[str, dict[str, Any]], path: Path) -> bool:
     ax = axes[1][0]
     bars = ax.bar(names, [ok[n]["memory"]["per_session_kib"] for n in names])
     ax.bar_label(bars, labels=[f"N={ok[n]['memory']['sessions']}" for n in names], fontsize=8)
-    ax.set_ylabel("KiB per idle session")
+    ax.set_yscale("log")  # a JVM per session (sciworld) beside envs of a few KiB
+    ax.set_ylabel("KiB per idle session (log)")
     ax.set_title("server RSS per open session: (RSS_N - RSS_0) / N")
 
     ax = axes[1][1]
@@ -583,9 +584,13 @@ def plot(results: dict[str, dict[str, Any]], path: Path) -> bool:
     for edge in (0.25, 0.5, 0.75):
         ax.axvline(edge, color="grey", linestyle=":", linewidth=0.8)
     ax.set_xlabel("fraction of the create/close cycles (quarters 2 and 4 are compared)")
-    ax.set_ylabel("server RSS - first sample (MiB)")
+    # Linear below 1 MiB, logarithmic above: the light envs' KiB and sciworld's JVMs on one axis.
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.set_ylabel("server RSS - first sample (MiB, symlog)")
     ax.set_title(f"RSS over create/close cycles (flat: <= {TOLERANCE_KIB_PER_1000:g} KiB per 1,000 cycles)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)  # below: the curves fill the box
+    for bars_ax in (axes[0][0], axes[0][1], axes[1][0]):
+        bars_ax.tick_params(axis="x", labelrotation=30)
     fig.suptitle(f"agenthub env plugins, {os.cpu_count()} CPUs, Python {platform.python_version()}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -622,6 +627,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS})")
     parser.add_argument(
+        "--replot", action="store_true", help="measure nothing: draw OUT/env_plugins.png again from its JSON"
+    )
+    parser.add_argument(
         "--merge",
         action="store_true",
         help="keep the other envs already in OUT/env_plugins.json (measure heavy envs in a run of their own)",
@@ -645,6 +653,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.replot:
+        plot(json.loads((args.out / "env_plugins.json").read_text())["envs"], args.out / "env_plugins.png")
+        return 0
     names = args.envs or installed_envs()
     for name in names:
         try:
