@@ -564,7 +564,8 @@ def runs_section(run: Json | None) -> list[str]:
     return [
         "## How these figures were made",
         "",
-        f"`{run['command']}` ran each benchmark as a subprocess:",
+        "`benchmarks/run_all.py` ran each part's benchmarks as subprocesses; its last call was "
+        f"`{run['command']}`, and parts that call did not run keep their record from an earlier one:",
         "",
         *table(["part", "command", "wall time", "exit code", "load average before"], rows),
         "",
