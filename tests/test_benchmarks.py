@@ -155,3 +155,19 @@ def test_jvm_heap_benchmark_quick_mode_reads_the_jvm_heap(tmp_path: Path) -> Non
     committed = report["samples_mib"]["committed_heap"]
     assert all(0 < used <= heap for (_, used), (_, heap) in zip(live, committed, strict=True))
     assert report["live_heap"]["verdict"] in ("flat", "grows")
+
+
+def test_service_throughput_busy_loops_mode_records_both_variants_side_by_side(tmp_path: Path) -> None:
+    command = [sys.executable, str(ROOT / "benchmarks" / "service_throughput.py"), "guess", "--busy-loops", "1"]
+    done = subprocess.run(
+        [*command, "--concurrency", "1", "--rounds", "1", "--seconds", "0.3", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    [compared] = json.loads((tmp_path / "service_throughput.json").read_text())["before_after"].values()
+    assert [v["busy_loops"] for v in compared["variants"].values()] == [0, 1]
+    for variant in compared["variants"].values():
+        row = variant["by_concurrency"]["1"]
+        assert row["steps_per_s"] > 0 and row["others_cpu_cores"] >= 0
