@@ -97,7 +97,7 @@ def grpo_args(config: TrlConfig, output_dir: Path) -> Any:
         "temperature": config.temperature,
         "top_p": config.top_p,
         "top_k": 0,
-        "max_completion_length": config.max_tokens,
+        "max_completion_length": config.turn_tokens,
         "logging_steps": config.logging_steps,
         "save_strategy": "steps",
         "save_steps": config.save_steps,
@@ -152,7 +152,7 @@ def build_trainer(
         tokenizer=tokenizer,
         make_generate=make_generate,
         horizon=horizon_for(config, info),
-        sampling=SamplingParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens),
+        sampling=SamplingParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.turn_tokens),
         max_context=config.max_context,
         system_prompt=None,  # the env's instructions, as served in /v1/info
         store=store,
