@@ -13,6 +13,7 @@ filled in by hand.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -264,12 +265,10 @@ def _load(values: list[float] | None) -> str:
 
 
 def cpu_model() -> str:
-    try:
+    with contextlib.suppress(OSError):  # no /proc/cpuinfo (macOS): fall back to what platform knows
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or "-"
 
 

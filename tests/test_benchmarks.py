@@ -15,14 +15,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_env_plugins_benchmark_quick_mode_writes_its_json_and_plot(tmp_path: Path) -> None:
+def run_benchmark(script: str, *args: str, timeout: float = 180) -> None:
+    """Run ``benchmarks/<script>`` with ``args`` in a child Python; fail with its output if it fails."""
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "env_plugins.py"), "--quick", "guess", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=180,
+        [sys.executable, str(ROOT / "benchmarks" / script), *args], capture_output=True, text=True, timeout=timeout
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_env_plugins_benchmark_quick_mode_writes_its_json_and_plot(tmp_path: Path) -> None:
+    run_benchmark("env_plugins.py", "--quick", "guess", "--out", str(tmp_path))
     guess = json.loads((tmp_path / "env_plugins.json").read_text())["envs"]["guess"]
     assert guess["latency"]["in_process"]["won"] == guess["latency"]["in_process"]["episodes"] > 0
     assert guess["latency"]["service"]["won"] == guess["latency"]["service"]["episodes"]
@@ -30,13 +32,7 @@ def test_env_plugins_benchmark_quick_mode_writes_its_json_and_plot(tmp_path: Pat
 
 
 def test_service_throughput_benchmark_quick_mode_writes_its_json_and_plot(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "service_throughput.py"), "--quick", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_benchmark("service_throughput.py", "--quick", "--out", str(tmp_path))
     guess = json.loads((tmp_path / "service_throughput.json").read_text())["envs"]["guess"]
     assert guess["in_process"]["steps_per_s"] > 0
     one, two = guess["service"]["1"], guess["service"]["2"]
@@ -52,13 +48,7 @@ def test_service_throughput_benchmark_quick_mode_writes_its_json_and_plot(tmp_pa
 def test_executor_scaling_benchmark_quick_mode_runs_real_episodes_and_writes_its_json_and_plot(
     tmp_path: Path,
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "executor_scaling.py"), "--quick", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_benchmark("executor_scaling.py", "--quick", "--out", str(tmp_path))
     report = json.loads((tmp_path / "executor_scaling.json").read_text())
     rows = report["latencies"]["5"]
     assert [r["concurrency"] for r in rows] == [1, 8]
@@ -80,13 +70,7 @@ TARGET_ROWS = (
 
 
 def summary_of(results: Path, out: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "summarize.py"), "--results", str(results), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_benchmark("summarize.py", "--results", str(results), "--out", str(out), timeout=60)
     return out.read_text()
 
 
@@ -115,21 +99,7 @@ def test_summary_without_results_says_what_was_not_measured(tmp_path: Path) -> N
 
 
 def test_run_all_quick_runs_a_part_as_a_subprocess_and_writes_its_record_and_summary(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "run_all.py"),
-            "--quick",
-            "--only",
-            "memory",
-            "--out",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_benchmark("run_all.py", "--quick", "--only", "memory", "--out", str(tmp_path), timeout=300)
     record = json.loads((tmp_path / "run_all.json").read_text())
     [step] = record["benchmarks"]["memory"]
     assert step["returncode"] == 0 and "env_plugins.py --quick" in step["command"]
@@ -142,13 +112,7 @@ def test_jvm_heap_benchmark_quick_mode_reads_the_jvm_heap(tmp_path: Path) -> Non
     pytest.importorskip("agenthub_env_sciworld")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("sciworld needs a Java runtime")
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "jvm_heap.py"), "--quick", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_benchmark("jvm_heap.py", "--quick", "--out", str(tmp_path), timeout=300)
     report = json.loads((tmp_path / "jvm_heap.json").read_text())
     live = report["samples_mib"]["live_heap"]
     assert report["cycles"] == 60 and live[0][0] == 0 and live[-1][0] == 60
@@ -158,16 +122,22 @@ def test_jvm_heap_benchmark_quick_mode_reads_the_jvm_heap(tmp_path: Path) -> Non
 
 
 def test_service_throughput_busy_loops_mode_records_both_variants_side_by_side(tmp_path: Path) -> None:
-    command = [sys.executable, str(ROOT / "benchmarks" / "service_throughput.py"), "guess", "--busy-loops", "1"]
-    done = subprocess.run(
-        [*command, "--concurrency", "1", "--rounds", "1", "--seconds", "0.3", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_benchmark(
+        "service_throughput.py", "guess", "--busy-loops", "1", "--concurrency", "1", "--rounds", "1",
+        "--seconds", "0.3", "--out", str(tmp_path),
+    )  # fmt: skip
     [compared] = json.loads((tmp_path / "service_throughput.json").read_text())["before_after"].values()
     assert [v["busy_loops"] for v in compared["variants"].values()] == [0, 1]
     for variant in compared["variants"].values():
         row = variant["by_concurrency"]["1"]
         assert row["steps_per_s"] > 0 and row["others_cpu_cores"] >= 0
+
+
+def test_viewer_index_benchmark_quick_mode_writes_its_json_and_plot(tmp_path: Path) -> None:
+    run_benchmark("viewer_index.py", "--quick", "--repeats", "2", "--out", str(tmp_path), timeout=300)
+    results = json.loads((tmp_path / "viewer_index.json").read_text())["results"]
+    assert results["episodes"] == 2000 and results["incremental_episodes"] == 1000
+    assert results["first_page_fresh_rows"] == 50 and results["filtered_total"] > 0
+    for key in ("first_page_fresh_s", "index_build_s", "open_indexed_s", "filtered_page_s", "incremental_update_s"):
+        assert results[key] > 0, key
+    assert (tmp_path / "viewer_index.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

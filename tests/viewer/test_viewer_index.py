@@ -33,6 +33,15 @@ def episode(number: int, outcome: Outcome = Outcome.FAILURE, *, tokens: bool = F
     )
 
 
+def stored_run(root: Path, episodes: int, *, tokens_every: int = 0) -> RunStore:
+    """A closed run ``root/r`` of ``episodes`` failed guess episodes (with tokens on every ``tokens_every``-th)."""
+    store = RunStore.create({"env": "guess"}, root=root, run_id="r")
+    for number in range(episodes):
+        store.write(episode(number, tokens=tokens_every > 0 and number % tokens_every == 0))
+    store.close()
+    return store
+
+
 def indexed_rows(run: RunIndex) -> list[tuple[object, ...]]:
     with run.reading() as db:
         return db.execute("SELECT id, env, task, key, outcome, reward, turns, has_tokens FROM episodes").fetchall()
@@ -55,10 +64,7 @@ def test_every_episode_is_indexed_with_its_summary_and_can_be_read_back(fresh_ro
 
 
 def test_updates_are_incremental_and_skip_a_torn_last_line(tmp_path: Path) -> None:
-    store = RunStore.create({"env": "guess"}, root=tmp_path, run_id="r")
-    for number in range(3):
-        store.write(episode(number))
-    store.close()
+    store = stored_run(tmp_path, 3)
     run_index = RunIndex(store.path)
     assert run_index.update().episodes == 3
     file = store.path / TRAJECTORIES_FILE
@@ -94,10 +100,7 @@ def test_a_damaged_line_is_recorded_and_the_rest_stays_viewable(tmp_path: Path) 
 
 
 def test_a_replaced_file_is_indexed_again_from_the_start(tmp_path: Path) -> None:
-    store = RunStore.create({"env": "guess"}, root=tmp_path, run_id="r")
-    for number in range(4):
-        store.write(episode(number))
-    store.close()
+    store = stored_run(tmp_path, 4)
     run_index = RunIndex(store.path)
     assert run_index.update().episodes == 4
     file = store.path / TRAJECTORIES_FILE
@@ -133,10 +136,7 @@ def test_an_index_of_another_schema_version_is_rebuilt(fresh_root: Path) -> None
 
 
 def test_big_runs_are_indexed_in_chunks_that_readers_see(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = RunStore.create({"env": "guess"}, root=tmp_path, run_id="r")
-    for number in range(200):
-        store.write(episode(number, tokens=number % 2 == 0))
-    store.close()
+    store = stored_run(tmp_path, 200, tokens_every=2)
     line = (store.path / TRAJECTORIES_FILE).stat().st_size // 200
     monkeypatch.setattr(index_module, "CHUNK_BYTES", line * 20)  # about 20 episodes a transaction
     run_index = RunIndex(store.path)
@@ -153,10 +153,7 @@ def test_big_runs_are_indexed_in_chunks_that_readers_see(tmp_path: Path, monkeyp
 
 
 def test_wait_for_returns_once_enough_episodes_are_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = RunStore.create({"env": "guess"}, root=tmp_path, run_id="r")
-    for number in range(100):
-        store.write(episode(number))
-    store.close()
+    store = stored_run(tmp_path, 100)
     monkeypatch.setattr(index_module, "CHUNK_BYTES", (store.path / TRAJECTORIES_FILE).stat().st_size // 10)
     run_index = RunIndex(store.path)
     worker = threading.Thread(target=run_index.update)
