@@ -1,0 +1,35 @@
+"""What every trainer plugin shares before and during a run, whatever its framework.
+
+* :func:`check_framework`: the framework's prerequisites on this machine (a GPU, the
+  modules its trainer imports), all missing pieces in one message;
+* :func:`check_launch`: the env and the policy's token limits, played for real on one
+  task, refused with the setting to change;
+* :func:`step_warning`: a warning for a step whose episodes mostly ended truncated or
+  in an infra outcome.
+"""
+
+from agenthub.training.launch_checks import Finding, LaunchRefused, LaunchReport, TokenLimits, check_launch
+from agenthub.training.prerequisites import (
+    CPU_TRAINERS,
+    FrameworkMissing,
+    FrameworkNeeds,
+    check_framework,
+    framework_problems,
+    gpu_available,
+)
+from agenthub.training.step_health import step_warning
+
+__all__ = [
+    "CPU_TRAINERS",
+    "Finding",
+    "FrameworkMissing",
+    "FrameworkNeeds",
+    "LaunchRefused",
+    "LaunchReport",
+    "TokenLimits",
+    "check_framework",
+    "check_launch",
+    "framework_problems",
+    "gpu_available",
+    "step_warning",
+]

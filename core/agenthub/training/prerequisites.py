@@ -1,0 +1,93 @@
+"""What a training framework needs on this machine, checked before it starts, reported in one message.
+
+A GPU-only framework started on a machine without one does not fail cleanly:
+verl asks Ray for GPU bundles and waits forever, others stop deep inside a Ray
+worker with a traceback. A trainer plugin declares what its framework needs
+(a GPU, the modules its trainer imports, each with the pip requirement that
+provides it) and calls :func:`check_framework` first; every missing piece is
+named in one :class:`FrameworkMissing` error, with what to do about it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agenthub.errors import ConfigError
+
+CPU_TRAINERS = ("trl", "swift")
+"""Trainer plugins whose frameworks train on a CPU: what a refusal for lack of a GPU points to."""
+
+
+class FrameworkMissing(ConfigError):
+    """The framework cannot run here; the message lists everything that is missing."""
+
+
+@dataclass(frozen=True)
+class FrameworkNeeds:
+    """What one trainer's framework needs: ``modules`` maps an importable module to its pip requirement."""
+
+    trainer: str
+    framework: str
+    needs_gpu: bool = False
+    modules: Mapping[str, str] = field(default_factory=dict)
+    gpu_modules: Mapping[str, str] = field(default_factory=dict)
+    """Needed only with a GPU (the inference engine, flash-attn): checked when there is one."""
+    why_gpu: str = ""
+    """One sentence: what the framework does without a GPU (it matters whether it fails or hangs)."""
+
+
+def gpu_available() -> bool:
+    """A CUDA GPU that torch can use; without torch installed, whether ``nvidia-smi`` exists."""
+    if importlib.util.find_spec("torch") is None:
+        return shutil.which("nvidia-smi") is not None
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def missing_modules(modules: Mapping[str, str]) -> dict[str, str]:
+    """The modules of ``modules`` that cannot be imported here (a missing parent package counts)."""
+    missing: dict[str, str] = {}
+    for module, requirement in modules.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # find_spec imports parents: "a.b" raises when "a" is absent
+            found = False
+        if not found:
+            missing[module] = requirement
+    return missing
+
+
+def framework_problems(needs: FrameworkNeeds, *, gpu: bool | None = None) -> list[str]:
+    """Every reason the framework cannot run here, as sentences; empty when it can."""
+    gpu = gpu_available() if gpu is None else gpu
+    problems: list[str] = []
+    if needs.needs_gpu and not gpu:
+        why = f" {needs.why_gpu}" if needs.why_gpu else ""
+        problems.append(f"{needs.framework} needs an NVIDIA GPU with CUDA and this machine has none.{why}")
+    wanted = {**needs.modules, **(needs.gpu_modules if gpu else {})}
+    if missing := missing_modules(wanted):
+        listed = ", ".join(f"{module} (from {requirement})" for module, requirement in missing.items())
+        variant = "gpu" if gpu else "cpu"
+        problems.append(
+            f"{needs.framework}'s trainer imports modules that are not installed: {listed}. Install them with "
+            f"`agenthub install trainer-{needs.trainer} --variant {variant}`"
+        )
+    return problems
+
+
+def check_framework(needs: FrameworkNeeds, *, gpu: bool | None = None) -> None:
+    """Raise :class:`FrameworkMissing` naming everything missing; return when the framework can start."""
+    problems = framework_problems(needs, gpu=gpu)
+    if not problems:
+        return
+    lines = [f"trainer={needs.trainer} cannot start on this machine:", *(f"  - {p}" for p in problems)]
+    if needs.needs_gpu and not (gpu_available() if gpu is None else gpu):
+        others = " or ".join(f"trainer={name}" for name in CPU_TRAINERS if name != needs.trainer)
+        lines.append(
+            f"Add --dry-run to see the settings and the exact command it would run; to train on a CPU, use {others}."
+        )
+    raise FrameworkMissing("\n".join(lines))

@@ -1,0 +1,55 @@
+"""A warning for a training step whose episodes mostly taught nothing.
+
+An episode that ended ``truncated`` (turn or context limit) or in an infra
+outcome (never trained on) carries little or no signal. When most of a step's
+episodes end that way the run is "training" on nothing, silently; the warning
+says which end dominated and the setting that usually causes it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from agenthub.types import Outcome, Trajectory
+
+SHARE = 0.5
+"""Warn when more than this share of a step's episodes ended truncated or in an infra outcome."""
+
+
+def _cause(trajectory: Trajectory) -> str:
+    if trajectory.outcome.is_infra_failure:
+        return trajectory.outcome.value
+    limit = trajectory.task.max_turns or trajectory.provenance.get("max_turns")
+    if not trajectory.turns:
+        return "context"  # the prompt alone left no room for a model turn
+    if limit is not None and len(trajectory.turns) >= int(limit):
+        return "turns"
+    if trajectory.turns[-1].truncated:
+        return "env"
+    return "context"
+
+
+_ADVICE = {
+    "context": "the context filled up: the first prompt plus the model's turns did not fit; raise {max_context}",
+    "turns": "they hit the turn limit; raise the horizon, or check that the model's replies are valid actions",
+    "env": "the env truncated them (its own limit)",
+    "env_error": "env servers failed (env_error); see the env server logs",
+    "agent_error": "the policy failed (agent_error); see the trajectories' error field",
+    "timeout": "episodes timed out (timeout); raise episode_timeout_s or look for a stuck env",
+}
+
+
+def step_warning(step: int, trajectories: Sequence[Trajectory], *, max_context_key: str = "max_context") -> str | None:
+    """The warning for ``step``, or None when most of its episodes ended normally."""
+    ended = [t for t in trajectories if t.outcome is Outcome.TRUNCATED or t.outcome.is_infra_failure]
+    if not trajectories or len(ended) <= SHARE * len(trajectories):
+        return None
+    causes = Counter(_cause(t) for t in ended)
+    parts = [f"{n} {_ADVICE[c].format(max_context=max_context_key)}" for c, n in causes.most_common()]
+    errors = [t.error for t in ended if t.error]
+    example = f"; e.g. {errors[0]}" if errors else ""
+    return (
+        f"warning: step {step}: {len(ended)} of {len(trajectories)} episodes ended truncated or failed, so they "
+        f"carry little or no training signal: {'; '.join(parts)}{example}"
+    )
