@@ -40,11 +40,23 @@ _ADVICE = {
 }
 
 
-def step_warning(step: int, trajectories: Sequence[Trajectory], *, max_context_key: str = "max_context") -> str | None:
-    """The warning for ``step``, or None when most of its episodes ended normally."""
-    ended = [t for t in trajectories if t.outcome is Outcome.TRUNCATED or t.outcome.is_infra_failure]
+def _ended(trajectories: Sequence[Trajectory]) -> list[Trajectory]:
+    return [t for t in trajectories if t.outcome is Outcome.TRUNCATED or t.outcome.is_infra_failure]
+
+
+def dominant_cause(trajectories: Sequence[Trajectory]) -> str | None:
+    """The commonest cause when most episodes ended truncated or failed; None otherwise."""
+    ended = _ended(trajectories)
     if not trajectories or len(ended) <= SHARE * len(trajectories):
         return None
+    return Counter(_cause(t) for t in ended).most_common(1)[0][0]
+
+
+def step_warning(step: int, trajectories: Sequence[Trajectory], *, max_context_key: str = "max_context") -> str | None:
+    """The warning for ``step``, or None when most of its episodes ended normally."""
+    if dominant_cause(trajectories) is None:
+        return None
+    ended = _ended(trajectories)
     causes = Counter(_cause(t) for t in ended)
     parts = [f"{n} {_ADVICE[c].format(max_context=max_context_key)}" for c, n in causes.most_common()]
     errors = [t.error for t in ended if t.error]
@@ -53,3 +65,33 @@ def step_warning(step: int, trajectories: Sequence[Trajectory], *, max_context_k
         f"warning: step {step}: {len(ended)} of {len(trajectories)} episodes ended truncated or failed, so they "
         f"carry little or no training signal: {'; '.join(parts)}{example}"
     )
+
+
+class StepWarnings:
+    """:func:`step_warning` for a run: said when a cause first dominates, then every ``every`` steps it lasts.
+
+    A run that starts from a random model may spend its first steps mostly truncated; the line says so
+    once and again only if it persists, so the step lines stay readable.
+    """
+
+    def __init__(self, *, every: int = 10, max_context_key: str = "max_context") -> None:
+        self.every = every
+        self.max_context_key = max_context_key
+        self._cause: str | None = None
+        self._since = 0
+        self._said_at = 0
+
+    def check(self, step: int, trajectories: Sequence[Trajectory]) -> str | None:
+        cause = dominant_cause(trajectories)
+        if cause is None:
+            self._cause = None
+            return None
+        if cause == self._cause and step - self._said_at < self.every:
+            return None
+        if cause != self._cause:
+            self._cause, self._since = cause, step
+        self._said_at = step
+        warning = step_warning(step, trajectories, max_context_key=self.max_context_key)
+        if warning is not None and self._since != step:
+            warning += f" (so since step {self._since})"
+        return warning

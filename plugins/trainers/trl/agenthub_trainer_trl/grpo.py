@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -81,10 +82,11 @@ async def open_pool(config: TrlConfig) -> EnvPool:
     )
 
 
-def grpo_args(config: TrlConfig, output_dir: Path) -> Any:
+def grpo_settings(config: TrlConfig, output_dir: Path) -> dict[str, Any]:
+    """``GRPOConfig``'s arguments for ``config``."""
     from trl import GRPOConfig
 
-    settings: dict[str, Any] = {
+    return {
         "output_dir": str(output_dir),
         "max_steps": config.steps,
         "per_device_train_batch_size": config.episodes_per_step,
@@ -110,8 +112,13 @@ def grpo_args(config: TrlConfig, output_dir: Path) -> Any:
         "disable_tqdm": True,
         **config.trl,
     }
+
+
+def grpo_args(config: TrlConfig, output_dir: Path) -> Any:
+    from trl import GRPOConfig
+
     try:
-        return GRPOConfig(**settings)
+        return GRPOConfig(**grpo_settings(config, output_dir))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"TRL rejected the GRPO settings: {exc}; check the trl.* keys") from None
 
@@ -190,6 +197,7 @@ def run_grpo(config: TrlConfig, *, on_trainer: TrainerHook | None = None) -> int
     if config.url is None:
         get_plugin_host().env(config.env)  # an unknown env fails here, with suggestions, before a run is made
     store, key_suffix = open_run(config)
+    print(f"run directory: {store.path}", file=sys.stderr, flush=True)
     started = time.monotonic()
     status = "failed"
     rollout: HubRollout | None = None

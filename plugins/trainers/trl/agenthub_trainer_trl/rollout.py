@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ from agenthub.rollout.executor import EpisodeRequest, Executor
 from agenthub.rollout.policy import GenerateFn, SamplingParams, TokenPolicy
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
+from agenthub.training import StepWarnings
 from agenthub.types import Outcome, Task, Trajectory
 
 from agenthub_trainer_trl.kl import StartKL
@@ -148,6 +150,7 @@ class HubRollout:
         )
         self.executor: Executor | None = None
         self.history: list[StepStats] = []
+        self.warnings = StepWarnings()
         self._calls = 0
 
     def _executor(self, trainer: Any) -> Executor:
@@ -182,7 +185,11 @@ class HubRollout:
         finished = self.runner.run(self._collect(executor, requests))
         by_key = {t.key: t for t in finished}
         ordered = [by_key[r.key] for r in requests]
-        self.history.append(step_stats(step, max_turns, ordered))
+        # TRL's global_step counts finished optimizer steps; this batch trains step + 1, the number the
+        # live line and the summary show for it.
+        self.history.append(step_stats(step + 1, max_turns, ordered))
+        if warning := self.warnings.check(step + 1, ordered):
+            print(warning, file=sys.stderr, flush=True)
         batch = rollout_batch(ordered, pad_token_id=self.pad_token_id)
         if self.start_kl is not None:
             traces = [t.tokens if t.trainable else None for t in ordered]

@@ -81,6 +81,24 @@ def last_checkpoint(run_dir: Path) -> str | None:
     return get_last_checkpoint(str(directory)) if directory.is_dir() else None
 
 
+def quiet_framework() -> None:
+    """No progress bar per weight load or checkpoint shard, and each framework warning once, not per checkpoint.
+
+    transformers re-issues some deprecation warnings from code the user does not control (e.g. its own
+    ``is_gradient_checkpointing`` at every save): shown once they still say what changes; repeated, they
+    bury the step lines.
+    """
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    for category in (FutureWarning, UserWarning):
+        warnings.filterwarnings("once", category=category)
+    # TRL 1.16 reads this deprecated property at every checkpoint; nothing a user can change.
+    warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+
+
 def on_cpu() -> bool:
     import torch
 

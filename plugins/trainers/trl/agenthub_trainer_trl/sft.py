@@ -10,6 +10,7 @@ format is written here. Then GRPO can start from the result:
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -72,6 +73,28 @@ def assistant_tokens(tokenizer: Any, messages: Sequence[Message]) -> tuple[list[
     return ids, mask
 
 
+def sft_settings(config: TrlConfig, output_dir: Path) -> dict[str, Any]:
+    """``SFTConfig``'s arguments for ``config``."""
+    from trl import SFTConfig
+
+    return {
+        "output_dir": str(output_dir),
+        "num_train_epochs": config.epochs,
+        "per_device_train_batch_size": config.batch_size,
+        "learning_rate": config.learning_rate,
+        "max_length": config.max_context,
+        "logging_steps": config.logging_steps,
+        "save_strategy": "steps",
+        "save_steps": config.save_steps,
+        "save_total_limit": config.save_total_limit,
+        "seed": config.seed,
+        "report_to": [],
+        **(cpu_settings(SFTConfig) if on_cpu() else {}),
+        "disable_tqdm": True,
+        **config.trl,
+    }
+
+
 def run_sft(config: TrlConfig) -> int:
     from datasets import Dataset
     from torch.utils.tensorboard import SummaryWriter
@@ -83,6 +106,7 @@ def run_sft(config: TrlConfig) -> int:
         raise ConfigError("mode=sft needs dataset=FILE; make one with `agenthub export sft RUN_DIR --only-success`")
     conversations = read_conversations(config.dataset)  # before a run directory is made for nothing
     store, _ = open_run(config)
+    print(f"run directory: {store.path}", file=sys.stderr, flush=True)
     started = time.monotonic()
     status = "failed"
     rows: list[dict[str, list[int]]] = []
@@ -93,22 +117,7 @@ def run_sft(config: TrlConfig) -> int:
         for messages in conversations:
             ids, mask = assistant_tokens(tokenizer, messages)
             rows.append({"input_ids": ids, "assistant_masks": mask})
-        settings: dict[str, Any] = {
-            "output_dir": str(store.path / CHECKPOINTS_DIR),
-            "num_train_epochs": config.epochs,
-            "per_device_train_batch_size": config.batch_size,
-            "learning_rate": config.learning_rate,
-            "max_length": config.max_context,
-            "logging_steps": config.logging_steps,
-            "save_strategy": "steps",
-            "save_steps": config.save_steps,
-            "save_total_limit": config.save_total_limit,
-            "seed": config.seed,
-            "report_to": [],
-            **(cpu_settings(SFTConfig) if on_cpu() else {}),
-            "disable_tqdm": True,
-            **config.trl,
-        }
+        settings = sft_settings(config, store.path / CHECKPOINTS_DIR)
         try:
             args = SFTConfig(**settings)
         except (TypeError, ValueError) as exc:

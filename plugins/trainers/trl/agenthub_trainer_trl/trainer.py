@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import yaml
 from agenthub.config import validate_config
+from agenthub.training import check_framework, framework_problems
 
+from agenthub_trainer_trl.checks import framework_needs, launch_checks
 from agenthub_trainer_trl.config import TrlConfig
+from agenthub_trainer_trl.runs import CHECKPOINTS_DIR, quiet_framework
 
 
 def plan(config: TrlConfig) -> str:
@@ -25,15 +30,50 @@ def plan(config: TrlConfig) -> str:
     )
 
 
+def framework_settings(config: TrlConfig) -> dict[str, Any]:
+    """What TRL's ``GRPOConfig`` (or ``SFTConfig``) would be given, with the run directory as a placeholder."""
+    if config.mode == "sft":
+        from agenthub_trainer_trl.sft import sft_settings
+
+        return sft_settings(config, Path("<run dir>") / CHECKPOINTS_DIR)
+    from agenthub_trainer_trl.grpo import grpo_settings
+
+    return grpo_settings(config, Path("<run dir>") / CHECKPOINTS_DIR)
+
+
+def print_dry_run(config: TrlConfig) -> int:
+    """Print the resolved settings, TRL's configuration and the plan; run the checks; write nothing."""
+    print(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False).rstrip())
+    trl_class = "SFTConfig" if config.mode == "sft" else "GRPOConfig"
+    print(f"# TRL's {trl_class}:")
+    print(yaml.safe_dump(framework_settings(config), sort_keys=False).rstrip())
+    print(f"# would run: {plan(config)}")
+    for problem in framework_problems(framework_needs(config)):
+        print(f"# a real run would stop here: {problem}")
+    if config.mode == "grpo":
+        report = launch_checks(config, dry_run=True)
+        print(f"# {report.summary()}")
+        for warning in report.warnings:
+            print(f"# warning: {warning.key}: {warning.message}")
+        report.raise_if_refused()
+    return 0
+
+
 class TrlTrainer:
     """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
 
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
         settings = validate_config(TrlConfig, config)
         if dry_run:
-            print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
-            print(f"# would run: {plan(settings)}")
-            return 0
+            return print_dry_run(settings)
+        check_framework(framework_needs(settings))
+        if settings.mode == "grpo":
+            report = launch_checks(settings, dry_run=False)
+            print(report.summary(), file=sys.stderr, flush=True)
+            for warning in report.warnings:
+                print(f"warning: {warning.key}: {warning.message}", file=sys.stderr, flush=True)
+            report.raise_if_refused()
+        quiet_framework()
         if settings.mode == "sft":
             from agenthub_trainer_trl.sft import run_sft
 
