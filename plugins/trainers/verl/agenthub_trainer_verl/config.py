@@ -8,6 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agenthub_trainer_verl.loop_settings import LoopSettings
 
+DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+"""A small instruct model with a chat template, as in verl's own quick start; verl downloads it itself."""
+
 
 class VerlConfig(BaseModel):
     """Everything ``agenthub run trainer=verl`` accepts; ``verl.KEY=V`` passes any other hydra override."""
@@ -16,7 +19,10 @@ class VerlConfig(BaseModel):
 
     trainer: Literal["verl"] = "verl"
     env: str = Field(description="a registered env")
-    model: str = Field(description="the policy: a model directory or hub id (actor_rollout_ref.model.path)")
+    model: str = Field(
+        default=DEFAULT_MODEL,
+        description=f"the policy: a model directory or hub id (actor_rollout_ref.model.path); default: {DEFAULT_MODEL}",
+    )
     split: str = "train"
     val_split: str | None = Field(default=None, description="a split to validate on; default: no validation")
     max_tasks: int | None = Field(default=None, ge=1, description="rows of the training parquet (first N tasks)")
@@ -38,7 +44,9 @@ class VerlConfig(BaseModel):
     )
     rollout: Literal["vllm", "sglang"] = Field(default="vllm", description="verl's inference engine")
     nnodes: int = Field(default=1, ge=1)
-    gpus_per_node: int = Field(default=8, ge=1)
+    gpus_per_node: int | None = Field(
+        default=None, ge=1, description="trainer.n_gpus_per_node; default: the GPUs this machine has"
+    )
     agent_workers: int = Field(default=8, ge=1, description="rollout.agent.num_workers (each has its env pool)")
     url: list[str] | str | None = Field(default=None, description="env servers already running")
     processes: int = Field(default=1, ge=1, description="local env servers per agent-loop worker (without url)")

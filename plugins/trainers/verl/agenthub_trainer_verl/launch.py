@@ -59,6 +59,15 @@ def agent_loop_config(config: VerlConfig) -> list[dict[str, Any]]:
     return [{"name": AGENT_NAME, "_target_": LOOP_TARGET, **settings}]
 
 
+def visible_gpus() -> int:
+    """The CUDA GPUs torch sees here, at least 1 (a dry run on a machine without one shows 1)."""
+    try:
+        import torch
+    except ImportError:
+        return 1
+    return max(1, int(torch.cuda.device_count()))
+
+
 def _value(value: Any) -> str:
     """A hydra override's value: JSON for lists and dicts, plain text otherwise."""
     if isinstance(value, bool):
@@ -114,7 +123,7 @@ def hydra_overrides(config: VerlConfig, run_dir: Path, *, validate: bool) -> lis
         "trainer.total_training_steps": config.steps,
         "trainer.total_epochs": 1_000_000,  # steps decide the length; epochs only wrap the dataset
         "trainer.nnodes": config.nnodes,
-        "trainer.n_gpus_per_node": config.gpus_per_node,
+        "trainer.n_gpus_per_node": config.gpus_per_node or visible_gpus(),
         "trainer.project_name": "agenthub",
         "trainer.experiment_name": run_dir.name,
         "trainer.default_local_dir": str(run_dir / "checkpoints"),

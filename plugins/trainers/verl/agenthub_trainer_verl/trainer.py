@@ -7,17 +7,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
 from agenthub.config import validate_config
-from agenthub.rollout.store import RunStore
+from agenthub.rollout.store import RunStore, new_run_id
+from agenthub.training import check_framework, framework_problems
 
+from agenthub_trainer_verl.checks import framework_needs, launch_checks
 from agenthub_trainer_verl.config import VerlConfig
-from agenthub_trainer_verl.launch import TRAIN_FILE, VAL_FILE, LaunchPlan, plan, write_files
+from agenthub_trainer_verl.launch import COMMAND_FILE, TRAIN_FILE, VAL_FILE, LaunchPlan, plan, write_files
 from agenthub_trainer_verl.rows import split_ids, task_rows
 from agenthub_trainer_verl.tasks import list_tasks
 
 
-def prepare(settings: VerlConfig) -> tuple[RunStore, LaunchPlan, list[Path]]:
-    """The run directory with the parquet files, the agent-loop YAML and the command."""
+def task_rows_for(settings: VerlConfig) -> dict[str, list[dict[str, Any]]]:
+    """The parquet files' rows: one per task of the training split (and of ``val_split``)."""
     splits = [settings.split] + ([settings.val_split] if settings.val_split else [])
     _info, listings = list_tasks(settings, splits)
     train_ids = split_ids(listings[settings.split], settings.max_tasks)
@@ -25,9 +28,37 @@ def prepare(settings: VerlConfig) -> tuple[RunStore, LaunchPlan, list[Path]]:
     if settings.val_split:
         ids = split_ids(listings[settings.val_split], settings.max_tasks)
         rows[VAL_FILE] = task_rows(settings.env, settings.val_split, ids)
+    return rows
+
+
+def prepare(settings: VerlConfig) -> tuple[RunStore, LaunchPlan, list[Path]]:
+    """The run directory with the parquet files, the agent-loop YAML and the command."""
+    rows = task_rows_for(settings)
     store = RunStore.create(settings.model_dump(mode="json"), root=settings.runs_dir, run_id=settings.run_id)
     launch = plan(settings, store.path)
     return store, launch, write_files(launch, rows)
+
+
+def print_dry_run(settings: VerlConfig) -> int:
+    """The resolved settings, the files and the exact command a run would write and start; writes nothing."""
+    rows = task_rows_for(settings)
+    run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
+    launch = plan(settings, run_dir)
+    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
+    if settings.run_id is None:
+        print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
+    for name, split_rows in rows.items():
+        print(f"# would write {run_dir / name}: {len(split_rows)} rows, one per task")
+    print(f"# would write {launch.loop_file}:\n{yaml.safe_dump(launch.agent_loop, sort_keys=False).rstrip()}")
+    print(f"# would run (in {run_dir}, also written as {COMMAND_FILE}):\n{launch.shell()}")
+    for problem in framework_problems(framework_needs(settings)):
+        print(f"# a real run would stop here: {problem}")
+    report = launch_checks(settings, dry_run=True)
+    print(f"# {report.summary()}")
+    for warning in report.warnings:
+        print(f"# warning: {warning.key}: {warning.message}")
+    report.raise_if_refused()
+    return 0
 
 
 class VerlTrainer:
@@ -35,14 +66,18 @@ class VerlTrainer:
 
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
         settings = validate_config(VerlConfig, config)
+        if dry_run:
+            return print_dry_run(settings)
+        check_framework(framework_needs(settings))  # no GPU: at once, before Ray waits forever for one
+        report = launch_checks(settings, dry_run=False)
+        print(report.summary(), flush=True)
+        for warning in report.warnings:
+            print(f"warning: {warning.key}: {warning.message}", flush=True)
+        report.raise_if_refused()
         store, launch, written = prepare(settings)
+        print(f"run directory: {store.path}")
         for path in written:
             print(f"# wrote {path}")
-        print(f"# {launch.loop_file.name}:\n{launch.loop_file.read_text().rstrip()}")
-        if dry_run:
-            print(f"# would run:\n{launch.shell()}")
-            store.finish({"command": launch.command}, status="dry-run")
-            return 0
         print(f"# running:\n{launch.shell()}", flush=True)
         status = "failed"
         try:

@@ -1,4 +1,5 @@
-"""``agenthub run trainer=verl --dry-run``: the parquet, the agent-loop YAML and a command verl accepts."""
+"""``agenthub run trainer=verl``: the parquet, the agent-loop YAML and a command verl accepts; the dry run,
+which prints them and writes nothing; and the checks that refuse a run before verl starts."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from agenthub.cli.main import main
+from agenthub.config import validate_config as validate_settings
 from agenthub.errors import ConfigError
 from agenthub.types import Task
 from verl.experimental.agent_loop import AgentLoopBase
@@ -22,10 +24,13 @@ from agenthub_trainer_verl.trainer import prepare
 from .conftest import compose_verl
 
 
-def dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *overrides: str) -> tuple[Path, str]:
-    args = ["run", "trainer=verl", "env=trail", "model=/models/qwen", f"runs_dir={tmp_path}", "run_id=dry", *overrides]
-    assert main([*args, "--dry-run"]) == 0
-    return tmp_path / "dry", capsys.readouterr().out
+def prepared(tmp_path: Path, **settings: object) -> tuple[Path, str]:
+    """The files a run writes before it starts verl (``prepare``, as ``agenthub run`` calls it)."""
+    config = validate_settings(
+        VerlConfig, {"env": "trail", "model": "/models/qwen", "runs_dir": str(tmp_path), "run_id": "run", **settings}
+    )
+    store, _launch, written = prepare(config)
+    return store.path, "\n".join(f"# wrote {path}" for path in written)
 
 
 def command_of(run_dir: Path) -> list[str]:
@@ -33,8 +38,8 @@ def command_of(run_dir: Path) -> list[str]:
     return shlex.split(script.replace("\\\n", " "))
 
 
-def test_dry_run_writes_task_rows_yaml_and_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    run_dir, printed = dry_run(tmp_path, capsys, "max_tasks=6", "val_split=test", "n=4", "horizon=2")
+def test_a_run_writes_task_rows_yaml_and_the_command(tmp_path: Path):
+    run_dir, printed = prepared(tmp_path, max_tasks=6, val_split="test", n=4, horizon=2)
 
     rows = pq.read_table(run_dir / "train.parquet").to_pylist()
     assert [Task.model_validate_json(r["extra_info"]["agenthub_task"]) for r in rows] == [
@@ -60,7 +65,6 @@ def test_dry_run_writes_task_rows_yaml_and_the_command(tmp_path: Path, capsys: p
     assert command[1:3] == ["-m", "verl.trainer.main_ppo"]
     for path in ("train.parquet", "val.parquet", "agent_loop.yaml", "command.sh"):
         assert f"# wrote {run_dir / path}" in printed
-    assert "verl.trainer.main_ppo" in printed and "agent_loop_config_path=" in printed
 
     config = compose_verl(command[3:])  # verl's own hydra config accepts every override ...
     validate_config(config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
@@ -75,14 +79,14 @@ def test_dry_run_writes_task_rows_yaml_and_the_command(tmp_path: Path, capsys: p
     assert (rollout.prompt_length, rollout.response_length) == (1024, 4096)  # ... and derives the rest from them
 
 
-def test_verl_settings_pass_through(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    run_dir, _ = dry_run(
+def test_verl_settings_pass_through(tmp_path: Path):
+    run_dir, _ = prepared(
         tmp_path,
-        capsys,
-        "max_tasks=2",
-        "verl.trainer.save_freq=7",
-        "verl.actor_rollout_ref.actor.use_dynamic_bsz=true",
-        "verl.actor_rollout_ref.actor.ppo_max_token_len_per_gpu=8192",
+        max_tasks=2,
+        verl={
+            "trainer": {"save_freq": 7},
+            "actor_rollout_ref": {"actor": {"use_dynamic_bsz": True, "ppo_max_token_len_per_gpu": 8192}},
+        },
     )
     config = compose_verl(command_of(run_dir)[3:])
     assert config.trainer.save_freq == 7
@@ -107,3 +111,48 @@ def test_agent_loop_yaml_with_a_typo_fails_on_instantiation(tmp_path: Path):
     with pytest.raises(ValueError, match="max_token") as failure:
         LoopSettings.from_kwargs({"env": "trail", "max_token": 3})
     assert "--dry-run" in str(failure.value)
+
+
+def test_dry_run_prints_settings_files_and_command_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """The headline command with no model: the default model, and a plan, on a machine without a GPU."""
+    runs = tmp_path / "runs"
+    assert main(["run", "trainer=verl", "env=trail", f"runs_dir={runs}", "max_tasks=3", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert not runs.exists()  # nothing written, not even the run directory
+    assert "model: Qwen/Qwen2.5-0.5B-Instruct" in printed
+    run_dir = printed.split("# run directory ", 1)[1].split(":", 1)[0]
+    assert f"# would write {run_dir}/train.parquet: 3 rows" in printed
+    assert "_target_: agenthub_trainer_verl.agent_loop.AgenthubAgentLoop" in printed
+    shown = printed.split("also written as command.sh):\n", 1)[1].split("\n# ", 1)[0]
+    command = shlex.split(shown.replace("\\\n", " "))
+    assert command[1:3] == ["-m", "verl.trainer.main_ppo"]
+    assert "actor_rollout_ref.model.path=Qwen/Qwen2.5-0.5B-Instruct" in command
+    config = compose_verl(command[3:])  # the command a run would start is one verl accepts
+    assert config.trainer.n_gpus_per_node >= 1
+    assert "# a real run would stop here: verl 0.9 needs an NVIDIA GPU" in printed
+    assert "checks before launch: not run (the tokenizer of 'Qwen/Qwen2.5-0.5B-Instruct' is not on this" in printed
+
+
+def test_without_a_gpu_a_run_stops_at_once_and_says_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["run", "trainer=verl", "env=trail", f"runs_dir={tmp_path / 'runs'}"]) == 2
+    error = capsys.readouterr().err
+    assert "trainer=verl cannot start on this machine" in error
+    assert "verl 0.9 needs an NVIDIA GPU with CUDA and this machine has none" in error
+    assert "--dry-run" in error and "trainer=trl" in error and "trainer=swift" in error
+    assert not (tmp_path / "runs").exists()
+
+
+def test_dry_run_refuses_token_limits_that_cannot_train(
+    tmp_path: Path, tiny_model: Path, capsys: pytest.CaptureFixture[str]
+):
+    """Played for real: the guess env's oracle with the model's tokenizer, its actions cut to max_tokens."""
+    args = ["run", "trainer=verl", "env=guess", f"model={tiny_model}", f"runs_dir={tmp_path}", "--dry-run"]
+    assert main([*args, "max_tokens=2", "prompt_length=64"]) == 2
+    error = capsys.readouterr().err
+    assert "refused before launch (env 'guess'" in error
+    assert "  - max_tokens: max_tokens=2 cannot hold the env's actions" in error
+    assert "  - prompt_length: the first prompt of task" in error and "Set prompt_length>=" in error
+    assert main([*args, "max_tokens=64"]) == 0
+    assert "# checks before launch passed (env 'guess'" in capsys.readouterr().out

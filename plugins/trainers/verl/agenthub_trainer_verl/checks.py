@@ -1,0 +1,68 @@
+"""What ``agenthub run trainer=verl`` checks before verl starts: the machine, then the env and token limits.
+
+verl 0.9.1 has no CPU platform: started without a GPU it asks Ray for GPU
+bundles and waits forever. So the GPU, verl's inference engine and every module
+its trainer imports for the configuration this plugin writes are checked first,
+all in one message; then one task of the env is played with the model's
+tokenizer against ``prompt_length``, ``response_length`` and ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+from agenthub.errors import ConfigError
+from agenthub.plugins import get_plugin_host
+from agenthub.rollout.horizon import build_horizon
+from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
+
+from agenthub_trainer_verl.config import VerlConfig
+from agenthub_trainer_verl.prerequisites import GPU_MODULES, TRAINER_MODULES
+
+ENGINES = {"vllm": "vllm", "sglang": "sglang"}
+"""The importable module of each ``rollout=`` engine."""
+
+
+def framework_needs(config: VerlConfig) -> FrameworkNeeds:
+    """A GPU, verl's trainer modules, and the GPU modules of the configured engine (not the other one)."""
+    other = {module for name, module in ENGINES.items() if name != config.rollout}
+    return FrameworkNeeds(
+        trainer="verl",
+        framework="verl 0.9",
+        needs_gpu=True,
+        modules=TRAINER_MODULES,
+        gpu_modules={m: r for m, r in GPU_MODULES.items() if m.split(".")[0] not in other},
+        why_gpu="verl 0.9.1 has no CPU platform: it would ask Ray for GPU bundles and wait forever.",
+    )
+
+
+def horizon_limit(config: VerlConfig) -> int | None:
+    """The most turns the horizon schedule allows over the run; None: the env's own limit."""
+    if config.horizon is None:
+        return None
+    schedule = build_horizon(config.horizon, get_plugin_host().horizon)
+    return max(schedule.max_turns(step) for step in range(config.steps))
+
+
+def launch_checks(config: VerlConfig, *, dry_run: bool) -> LaunchReport:
+    """One task of the env, measured with the model's tokenizer; a dry run skips a model not on disk yet."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(config.model, local_files_only=dry_run)
+    except OSError as exc:
+        if not dry_run:
+            raise ConfigError(f"cannot load the tokenizer of model={config.model!r}: {exc}") from None
+        return LaunchReport(env=config.env, skipped=f"the tokenizer of {config.model!r} is not on this machine yet")
+    urls = [config.url] if isinstance(config.url, str) else list(config.url or [])
+    limits = TokenLimits(
+        max_tokens=config.max_tokens, max_prompt=config.prompt_length, max_response=config.response_length
+    )
+    return check_launch(
+        config.env,
+        tokenizer,
+        limits,
+        split=config.split,
+        urls=urls,
+        token=config.token,
+        system_prompt=config.system_prompt,
+        max_turns=horizon_limit(config),
+    )
