@@ -9,9 +9,21 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Estimator = Literal["group_norm", "dr_grpo", "rloo", "reinforce_baseline", "reinforce", "gae"]
 
+DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+"""A small instruct model with a chat template; OpenRLHF downloads it itself."""
+
 WIDE_FILTER = (-1e9, 1e9)
 """The default dynamic-filtering range: no real group mean falls outside it, a NaN one (a group with an
 infra failure, see :mod:`agenthub_trainer_openrlhf.response`) always does."""
+
+
+def visible_gpus() -> int:
+    """The CUDA GPUs torch sees here, at least 1 (so a dry run without one still shows a valid command)."""
+    try:
+        import torch
+    except ImportError:
+        return 1
+    return max(1, int(torch.cuda.device_count()))
 
 
 class OpenRlhfConfig(BaseModel):
@@ -22,7 +34,10 @@ class OpenRlhfConfig(BaseModel):
 
     trainer: Literal["openrlhf"] = "openrlhf"
     env: str = Field(description="a registered env, or the env the servers at url= serve")
-    model: str = Field(description="the policy: a Hugging Face model directory or hub id (OpenRLHF loads it)")
+    model: str = Field(
+        default=DEFAULT_MODEL,
+        description=f"the policy: a model directory or hub id, which OpenRLHF loads; default {DEFAULT_MODEL}",
+    )
     split: str = "train"
     tasks: int | None = Field(default=None, ge=1, description="only the split's first N task ids")
     horizon: int | None = Field(default=None, ge=1, description="turn limit per episode; default: the env's")
@@ -46,7 +61,7 @@ class OpenRlhfConfig(BaseModel):
         default=WIDE_FILTER, description="dynamic filtering: groups whose mean reward is outside are redrawn"
     )
     nodes: int = Field(default=1, ge=1)
-    gpus_per_node: int = Field(default=8, ge=1)
+    gpus_per_node: int = Field(default_factory=lambda: visible_gpus(), ge=1, description="default: this machine's GPUs")
     vllm_engines: int | None = Field(default=None, ge=1, description="default: one per GPU / tensor parallel size")
     vllm_tensor_parallel_size: int = Field(default=1, ge=1)
     vllm_gpu_memory_utilization: float = Field(default=0.6, gt=0, le=1)

@@ -15,14 +15,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from agenthub import get_plugin_host
 from agenthub.config import validate_config
 from agenthub.errors import ConfigError
-from agenthub.rollout.store import RunStore
+from agenthub.rollout.store import RunStore, new_run_id
 from agenthub.service.client import SyncEnvClient
 from agenthub.service.launcher import LocalServer
+from agenthub.training import check_framework, framework_problems
 from agenthub.types import TaskId, TaskList
 
+from agenthub_trainer_openrlhf.checks import NEEDS, launch_checks
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig
 from agenthub_trainer_openrlhf.launch import build_launch
 
@@ -80,32 +83,60 @@ def open_run(config: OpenRlhfConfig) -> RunStore:
     return RunStore.create(saved, root=config.runs_dir, run_id=config.run_id)
 
 
+def print_dry_run(settings: OpenRlhfConfig) -> int:
+    """The resolved settings, the files and the exact command a run would write and start; writes nothing."""
+    ids = task_ids(settings)
+    run_dir = Path(settings.resume or Path(settings.runs_dir) / (settings.run_id or new_run_id()))
+    urls = settings.urls or [f"<local {settings.env} server {i + 1}>" for i in range(settings.processes)]
+    launch = build_launch(settings, run_dir, urls=urls, task_ids=ids, run_id=run_dir.name)
+    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
+    if settings.resume is None and settings.run_id is None:
+        print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
+    for problem in framework_problems(NEEDS):
+        print(f"# a real run would stop here: {problem}")
+    report = launch_checks(settings, dry_run=True)
+    print(f"# {report.summary()}")
+    for warning in report.warnings:
+        print(f"# warning: {warning.key}: {warning.message}")
+    print(launch.describe())  # last: its last line is the command
+    report.raise_if_refused()
+    return 0
+
+
 class OpenRlhfTrainer:
     """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
 
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
         settings = validate_config(OpenRlhfConfig, config)
-        ids = task_ids(settings)
         if dry_run:
-            run_dir = Path(settings.resume or Path(settings.runs_dir) / (settings.run_id or "<new run id>"))
-            urls = settings.urls or [f"<local {settings.env} server {i + 1}>" for i in range(settings.processes)]
-            launch = build_launch(settings, run_dir, urls=urls, task_ids=ids, run_id=run_dir.name)
-            print(launch.describe())
-            return 0
-        store = open_run(settings)
-        status = "failed"
-        try:
-            with env_servers(settings) as urls:
-                launch = build_launch(settings, store.path.resolve(), urls=urls, task_ids=ids, run_id=store.run_id)
-                launch.write_files()
-                code = run_command(launch.command, {**os.environ, **launch.environment})
-            status = "finished" if code == 0 else "failed"
-            return code
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        finally:
-            store.finish({"tasks": len(ids)}, status=status)
+            return print_dry_run(settings)
+        check_framework(NEEDS)  # no GPU or vLLM: at once, not from inside a Ray actor
+        report = launch_checks(settings, dry_run=False)
+        print(report.summary(), flush=True)
+        for warning in report.warnings:
+            print(f"warning: {warning.key}: {warning.message}", flush=True)
+        report.raise_if_refused()
+        return launch(settings)
+
+
+def launch(settings: OpenRlhfConfig) -> int:
+    """Write the run's files, start the env servers and OpenRLHF, and wait for it (no checks: see ``run``)."""
+    ids = task_ids(settings)
+    store = open_run(settings)
+    print(f"run directory: {store.path}", flush=True)
+    status = "failed"
+    try:
+        with env_servers(settings) as urls:
+            plan = build_launch(settings, store.path.resolve(), urls=urls, task_ids=ids, run_id=store.run_id)
+            plan.write_files()
+            code = run_command(plan.command, {**os.environ, **plan.environment})
+        status = "finished" if code == 0 else "failed"
+        return code
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        store.finish({"tasks": len(ids)}, status=status)
 
 
 def run_command(command: Sequence[str], environment: Mapping[str, str]) -> int:

@@ -121,3 +121,11 @@ def trail_url() -> Iterator[str]:
 def engine_class() -> type[StandInEngine]:
     """The stand-in engine class (test modules cannot import conftest by name under importlib mode)."""
     return StandInEngine
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random model directory with its tokenizer, built here (no download)."""
+    from agenthub.testing.tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))

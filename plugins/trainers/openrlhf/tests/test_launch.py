@@ -18,6 +18,7 @@ from agenthub_trainer_openrlhf.agent import parse_task
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig
 from agenthub_trainer_openrlhf.launch import PROMPTS_FILE, agent_func_path, build_launch, train_flags
 from agenthub_trainer_openrlhf.settings import SETTINGS_ENV, AgentSettings
+from agenthub_trainer_openrlhf.trainer import launch
 
 
 def flag_values(argv: list[str], name: str) -> list[str]:
@@ -36,6 +37,9 @@ def test_dry_run_prints_the_exact_command_and_files(capsys: pytest.CaptureFixtur
     assert main([*args, f"runs_dir={tmp_path}", "run_id=r", "openrlhf.ds.zero_stage=3", "gpus_per_node=4"]) == 0
     out = capsys.readouterr().out
     assert not (tmp_path / "r").exists()  # a dry run writes nothing
+    assert "model: /models/qwen" in out and "gpus_per_node: 4" in out  # the resolved settings
+    assert "# a real run would stop here: OpenRLHF 0.11 needs an NVIDIA GPU" in out
+    assert "# checks before launch: not run (the tokenizer of '/models/qwen' is not on this machine yet)" in out
 
     command_line = out.strip().splitlines()[-1]
     env_assignment, *argv = shlex.split(command_line)
@@ -103,11 +107,35 @@ def test_a_cluster_without_reachable_env_servers_is_refused(capsys: pytest.Captu
     assert "start env servers the cluster can reach and pass url=" in capsys.readouterr().err
 
 
+def test_without_a_gpu_a_run_stops_at_once_and_says_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "trainer=openrlhf", "env=trail", f"runs_dir={tmp_path}"]) == 2
+    error = capsys.readouterr().err
+    assert "trainer=openrlhf cannot start on this machine" in error
+    assert "OpenRLHF 0.11 needs an NVIDIA GPU with CUDA and this machine has none" in error
+    assert "--dry-run" in error and "trainer=trl or trainer=swift" in error
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dry_run_refuses_token_limits_that_cannot_train(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Played for real: the guess env's oracle with the model's tokenizer, its actions cut to max_tokens."""
+    args = ["run", "--dry-run", "trainer=openrlhf", "env=guess", f"model={tiny_model_dir}", f"runs_dir={tmp_path}"]
+    assert main([*args, "max_tokens=2", "max_len=100"]) == 2
+    error = capsys.readouterr().err
+    assert "  - max_len: the first prompt of task" in error and "Set max_len>=" in error
+    assert "  - max_tokens: max_tokens=2 cannot hold the env's actions" in error
+    assert main([*args, "max_tokens=64"]) == 0
+    assert "# checks before launch passed (env 'guess'" in capsys.readouterr().out
+
+
 def test_a_run_writes_its_files_starts_openrlhf_and_records_how_it_ended(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["run", "trainer=openrlhf", "env=trail", "model=m", "tasks=3", f"runs_dir={tmp_path}", "run_id=r"]
-    code = main(args)
+    config = OpenRlhfConfig(env="trail", model="m", tasks=3, runs_dir=str(tmp_path), run_id="r")
+    code = launch(config)  # what `agenthub run` starts once its checks pass (here they cannot: no GPU)
     # OpenRLHF's launcher really started: on this CPU machine it stops at importing vLLM.
     assert code != 0 and "No module named 'vllm'" in capfd.readouterr().err
     run_dir = tmp_path / "r"

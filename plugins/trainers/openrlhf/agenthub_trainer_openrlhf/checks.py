@@ -1,0 +1,47 @@
+"""What ``agenthub run trainer=openrlhf`` checks before OpenRLHF starts: the machine, then the env and token limits.
+
+OpenRLHF trains with DeepSpeed and generates with vLLM, both CUDA-only; its
+launcher, started without them, stops in a traceback from a Ray actor. So the GPU
+and the modules its trainer imports are checked first, all in one message; then
+one task of the env is played with the model's tokenizer against ``max_len`` and
+``max_tokens``.
+"""
+
+from __future__ import annotations
+
+from agenthub.errors import ConfigError
+from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
+
+from agenthub_trainer_openrlhf.config import OpenRlhfConfig
+from agenthub_trainer_openrlhf.prerequisites import GPU_MODULES, TRAINER_MODULES
+
+NEEDS = FrameworkNeeds(
+    trainer="openrlhf",
+    framework="OpenRLHF 0.11",
+    needs_gpu=True,
+    modules=TRAINER_MODULES,
+    gpu_modules=GPU_MODULES,
+    why_gpu="It trains with DeepSpeed and generates with vLLM, both CUDA-only.",
+)
+
+
+def launch_checks(config: OpenRlhfConfig, *, dry_run: bool) -> LaunchReport:
+    """One task of the env, measured with the model's tokenizer; a dry run skips a model not on disk yet."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(config.model, local_files_only=dry_run)
+    except OSError as exc:
+        if not dry_run:
+            raise ConfigError(f"cannot load the tokenizer of model={config.model!r}: {exc}") from None
+        return LaunchReport(env=config.env, skipped=f"the tokenizer of {config.model!r} is not on this machine yet")
+    limits = TokenLimits(max_tokens=config.max_tokens, max_context=config.max_len, max_context_key="max_len")
+    return check_launch(
+        config.env,
+        tokenizer,
+        limits,
+        split=config.split,
+        urls=config.urls or (),
+        token=config.token,
+        max_turns=config.horizon,
+    )
