@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenthub.errors import ConfigError
+from agenthub.errors import ConfigError, EnvServerUnavailableError
 from agenthub.protocols import Agent, AgentEpisode
 from agenthub.rollout.episode import play_episode
 from agenthub.rollout.tokens import ChatTemplateDeltas, TokenAssembler
@@ -39,6 +39,7 @@ from agenthub.types import AgentReply, EnvInfo, Observation, Outcome, Task, Task
 
 PROMPT_SAMPLE = 8
 """First prompts measured (the split's first tasks): prompt lengths vary from task to task."""
+REACH_TIMEOUT_S = 15.0
 CHECK_TIMEOUT_S = 300.0
 """The oracle's two episodes; an env slower than this is reported as not checked, never as refused."""
 
@@ -144,6 +145,7 @@ def check_launch(
     server_overrides: Mapping[str, Any] | None = None,
     system_prompt: str | None = None,
     max_turns: int | None = None,
+    dry_run: bool = False,
     timeout_s: float = CHECK_TIMEOUT_S,
 ) -> LaunchReport:
     """Play one task of ``env`` and measure it against ``limits``; the caller decides when to refuse.
@@ -151,10 +153,17 @@ def check_launch(
     ``tokenizer`` is the policy's Hugging Face tokenizer (``encode``, ``decode``
     and ``apply_chat_template``). ``max_turns`` is the most turns the run's
     horizon ever allows (default: the env's own limit). Without ``urls``, a
-    local server of ``env`` is started for the checks and stopped after them.
+    local server of ``env`` is started for the checks and stopped after them. Env servers at ``urls`` that
+    do not answer are refused, except in a ``dry_run``, which may be planning for servers not up yet.
     """
     if urls:
-        return _run(_check(urls[0], env, tokenizer, limits, split, token, system_prompt, max_turns), timeout_s, env)
+        try:
+            check = _check(urls[0], env, tokenizer, limits, split, token, system_prompt, max_turns)
+            return _run(check, timeout_s, env)
+        except EnvServerUnavailableError as exc:
+            if dry_run:
+                return LaunchReport(env=env, skipped=f"the env server at {urls[0]} did not answer")
+            raise ConfigError(f"the env server at {urls[0]} did not answer ({exc}); start it, or fix url=") from None
     from agenthub.service.launcher import LocalServer
 
     settings = {**(server_overrides or {}), **({"token": token} if token else {})}
@@ -185,7 +194,11 @@ async def _check(
     max_turns: int | None,
 ) -> LaunchReport:
     async with EnvClient(url, token=token) as client:
-        info = await client.info()
+        try:
+            async with asyncio.timeout(REACH_TIMEOUT_S):
+                info = await client.info()
+        except TimeoutError:
+            raise EnvServerUnavailableError(f"no answer from {url} within {REACH_TIMEOUT_S:g}s") from None
         if split not in info.splits:
             raise ConfigError(f"env {info.name!r} has no split {split!r}; it has: {', '.join(info.splits)} (key split)")
         ids = _first_tasks(await client.tasks(split))

@@ -44,4 +44,5 @@ def launch_checks(config: OpenRlhfConfig, *, dry_run: bool) -> LaunchReport:
         urls=config.urls or (),
         token=config.token,
         max_turns=config.horizon,
+        dry_run=dry_run,
     )

@@ -73,6 +73,7 @@ def launch_checks(config: TrlConfig, *, dry_run: bool) -> LaunchReport:
                 urls=urls,
                 token=config.token,
                 max_turns=horizon_limit(config),
+                dry_run=dry_run,
             )
     except OSError as exc:
         if not dry_run:

@@ -65,4 +65,5 @@ def launch_checks(config: VerlConfig, *, dry_run: bool) -> LaunchReport:
         token=config.token,
         system_prompt=config.system_prompt,
         max_turns=horizon_limit(config),
+        dry_run=dry_run,
     )

@@ -1,0 +1,167 @@
+"""Checks before launch, played for real: env servers on loopback, each env's oracle, a tokenizer built here."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenthub import LocalServer
+from agenthub.errors import ConfigError
+from agenthub.plugins import set_plugin_host
+from agenthub.rollout.tokens import ChatTemplateDeltas
+from agenthub.training import LaunchRefused, TokenLimits, check_launch
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The tiny model's tokenizer, loaded from its directory as a trainer loads it."""
+    from transformers import AutoTokenizer
+
+    from agenthub.testing.tiny_model import build_tiny_model
+
+    return AutoTokenizer.from_pretrained(build_tiny_model(tmp_path_factory.mktemp("tiny")))
+
+
+def test_textcraft_with_one_token_a_turn_is_refused_with_the_setting_to_change(tokenizer: Any) -> None:
+    """The issue's case: `agenthub run trainer=trl env=textcraft` with the tiny model's max_tokens=1."""
+    report = check_launch("textcraft", tokenizer, TokenLimits(max_tokens=1, max_context=1024))
+    assert [f.key for f in report.problems] == ["max_tokens"]
+    assert report.played_with == "the oracle 'textcraft-oracle'" and report.oracle_outcome == "success"
+    assert report.cut_outcome != "success"
+    assert report.action_tokens is not None and report.action_tokens > 1
+    assert f"Set max_tokens>={report.action_tokens}" in report.problems[0].message
+    with pytest.raises(LaunchRefused, match=r"refused before launch \(env 'textcraft'.*\n  - max_tokens: max_tokens=1"):
+        report.raise_if_refused()
+
+
+def test_the_action_limit_is_where_the_env_stops_understanding_the_cut_action(tokenizer: Any) -> None:
+    """guess's oracle says `guess N`: one token short of its longest action, its episode no longer wins."""
+    longest = check_launch("guess", tokenizer, TokenLimits(max_tokens=64)).action_tokens
+    assert longest is not None
+    assert not check_launch("guess", tokenizer, TokenLimits(max_tokens=longest)).problems
+    short = check_launch("guess", tokenizer, TokenLimits(max_tokens=longest - 1))
+    assert [f.key for f in short.problems] == ["max_tokens"]
+
+
+def test_a_lenient_env_passes_with_a_prefix_of_its_actions(tokenizer: Any) -> None:
+    """trail reads a reply's first l or r: one token of "left" is enough, and the checks agree."""
+    report = check_launch("trail", tokenizer, TokenLimits(max_tokens=1, max_context=1024))
+    assert report.problems == [] and report.cut_outcome == "success"
+    assert "checks before launch passed (env 'trail', task 0, played with the oracle 'trail-oracle'" in report.summary()
+
+
+def test_a_prompt_that_leaves_no_room_for_a_turn_is_refused_with_the_size_that_fits(tokenizer: Any) -> None:
+    with LocalServer("textcraft") as server:
+        report = check_launch("textcraft", tokenizer, TokenLimits(max_tokens=64, max_context=200), urls=[server.url])
+        from agenthub import SyncEnvClient
+
+        with SyncEnvClient(server.url) as client:
+            info = client.info()
+            session = client.create_session(report.prompt_task, split="train")
+    deltas = ChatTemplateDeltas(tokenizer, info.instructions)
+    prompt = len(deltas.prompt(session.observation))
+    assert report.prompt_tokens == prompt
+    need = prompt + 64 + len(deltas.assistant_close)
+    [problem] = [f for f in report.problems if f.key == "max_context"]
+    assert f"Set max_context>={need}" in problem.message
+    passing = check_launch("textcraft", tokenizer, TokenLimits(max_tokens=64, max_context=need))
+    assert not [f for f in passing.problems if f.key == "max_context"]
+
+
+def test_verls_split_budget_names_its_own_keys(tokenizer: Any) -> None:
+    limits = TokenLimits(max_tokens=64, max_prompt=50, max_response=32)
+    report = check_launch("guess", tokenizer, limits)
+    assert sorted(f.key for f in report.problems) == ["prompt_length", "response_length"]
+
+
+def test_a_winning_episode_longer_than_the_context_or_the_horizon_is_a_warning(tokenizer: Any) -> None:
+    report = check_launch("guess", tokenizer, TokenLimits(max_tokens=16, max_context=200), max_turns=1)
+    assert report.problems == []
+    assert report.oracle_turns is not None and report.oracle_turns > 1
+    assert {f.key for f in report.warnings} == {"max_context", "horizon"}
+    assert report.episode_tokens is not None and f"max_context>={report.episode_tokens}" in report.warnings[0].message
+
+
+def test_an_unknown_split_is_refused_in_words(tokenizer: Any) -> None:
+    with pytest.raises(ConfigError, match=r"env 'guess' has no split 'dev'; it has: .*\(key split\)"):
+        check_launch("guess", tokenizer, TokenLimits(max_tokens=8), split="dev")
+
+
+def test_env_servers_that_do_not_answer_are_refused_but_a_dry_run_goes_on(tokenizer: Any) -> None:
+    with LocalServer("guess") as server:
+        url = server.url  # a port that was just freed
+    with pytest.raises(ConfigError, match=rf"the env server at {url} did not answer .*start it, or fix url="):
+        check_launch("guess", tokenizer, TokenLimits(max_tokens=8), urls=[url])
+    planned = check_launch("guess", tokenizer, TokenLimits(max_tokens=8), urls=[url], dry_run=True)
+    assert planned.problems == [] and planned.summary() == (
+        f"checks before launch: not run (the env server at {url} did not answer)"
+    )
+
+
+SILENT_PLUGIN = """
+from agenthub import AgentSpec, EnvSpec, TaskSplit, hookimpl
+from agenthub.types import AgentReply
+
+
+class SilentEnv:
+    '''Wins on "win" and pays nothing for it: the rewards are missing.'''
+
+    def reset(self, *, task_id=None, seed=None, options=None):
+        return "say win", {"available_actions": ["win", "lose"]}
+
+    def step(self, action):
+        return "over", 0.0, True, False, {"won": action == "win"}
+
+    def close(self):
+        pass
+
+
+class Oracle:
+    def start_episode(self, task, env):
+        return self
+
+    async def act(self, observation):
+        return AgentReply(action="win")
+
+
+@hookimpl
+def agenthub_register_envs(register):
+    register(EnvSpec(name="silent", factory=SilentEnv, splits={"train": TaskSplit.range(0, 3)},
+                     default_max_turns=2, oracle="silent-oracle"))
+
+
+@hookimpl
+def agenthub_register_agents(register):
+    register(AgentSpec(name="silent-oracle", factory=Oracle, env="silent"))
+"""
+
+
+@pytest.fixture
+def silent_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """An env plugin installed for this test only (in-process and for the server it starts)."""
+    (tmp_path / "silent_plugin.py").write_text(textwrap.dedent(SILENT_PLUGIN))
+    info = tmp_path / "agenthub_env_silent-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: agenthub-env-silent\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[agenthub]\nsilent = silent_plugin\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("AGENTHUB_PLUGINS", "silent")
+    set_plugin_host(None)
+    yield "silent"
+    set_plugin_host(None)
+    sys.modules.pop("silent_plugin", None)
+
+
+def test_a_win_that_earns_nothing_is_refused_as_missing_rewards(silent_env: str, tokenizer: Any) -> None:
+    report = check_launch(silent_env, tokenizer, TokenLimits(max_tokens=8, max_context=512))
+    [problem] = report.problems
+    assert problem.key == "env"
+    assert "the oracle won task 0 of env 'silent' and earned a total reward of 0: rewards are missing" in (
+        problem.message
+    )

@@ -1,0 +1,44 @@
+"""A framework's prerequisites: everything missing, in one message that says what to do."""
+
+from __future__ import annotations
+
+import pytest
+
+from agenthub.training import FrameworkMissing, FrameworkNeeds, check_framework, framework_problems
+from agenthub.training.prerequisites import missing_modules
+
+NEEDS = FrameworkNeeds(
+    trainer="bigrl",
+    framework="BigRL 2",
+    needs_gpu=True,
+    modules={"json": "(stdlib)", "bigrl_transfer_queue": "bigrl-tq==0.1"},
+    gpu_modules={"bigrl_flash.kernels": "bigrl-flash==2.0"},
+    why_gpu="It would wait forever for GPU bundles.",
+)
+
+
+def test_without_a_gpu_every_missing_piece_is_named_once_with_what_to_do() -> None:
+    with pytest.raises(FrameworkMissing) as refused:
+        check_framework(NEEDS, gpu=False)
+    message = str(refused.value)
+    assert message.splitlines()[0] == "trainer=bigrl cannot start on this machine:"
+    assert "  - BigRL 2 needs an NVIDIA GPU with CUDA and this machine has none. It would wait forever" in message
+    assert "bigrl_transfer_queue (from bigrl-tq==0.1)" in message
+    assert "`agenthub install trainer-bigrl --variant cpu`" in message
+    assert "bigrl_flash" not in message  # GPU-only modules matter only where there is a GPU
+    assert "--dry-run" in message and "use trainer=trl or trainer=swift" in message
+
+
+def test_with_a_gpu_its_modules_are_checked_too_and_the_gpu_variant_is_named() -> None:
+    problems = framework_problems(NEEDS, gpu=True)
+    assert len(problems) == 1
+    assert "bigrl_transfer_queue (from bigrl-tq==0.1), bigrl_flash.kernels (from bigrl-flash==2.0)" in problems[0]
+    assert "--variant gpu" in problems[0]
+
+
+def test_a_framework_that_has_what_it_needs_starts() -> None:
+    check_framework(FrameworkNeeds(trainer="ok", framework="OK", modules={"json": "(stdlib)"}), gpu=False)
+
+
+def test_a_submodule_of_a_missing_package_counts_as_missing() -> None:
+    assert missing_modules({"json.decoder": "-", "no_such_pkg.sub": "nsp"}) == {"no_such_pkg.sub": "nsp"}
