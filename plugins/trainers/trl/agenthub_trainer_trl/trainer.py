@@ -45,8 +45,9 @@ def print_dry_run(config: TrlConfig) -> int:
     """Print the resolved settings, TRL's configuration and the plan; run the checks; write nothing."""
     print(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False).rstrip())
     trl_class = "SFTConfig" if config.mode == "sft" else "GRPOConfig"
-    print(f"# TRL's {trl_class}:")
-    print(yaml.safe_dump(framework_settings(config), sort_keys=False).rstrip())
+    print(f"# TRL's {trl_class} would be given:")
+    for line in yaml.safe_dump(framework_settings(config), sort_keys=False).splitlines():
+        print(f"#   {line}")  # commented: the output stays one YAML document, the settings
     print(f"# would run: {plan(config)}")
     for problem in framework_problems(framework_needs(config)):
         print(f"# a real run would stop here: {problem}")

@@ -4,6 +4,7 @@ exported run of the env's oracle (a real eval run, a real SFTTrainer)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +36,38 @@ def test_dry_run_prints_the_resolved_config_and_the_plan_and_trains_nothing(tmp_
     assert (
         "# would run: GRPO of a tiny random model" in done.stdout and "3 steps of 8 tasks x 8 episodes" in done.stdout
     )
+    assert "# TRL's GRPOConfig would be given:\n#   output_dir: <run dir>/checkpoints" in done.stdout
+    assert "#   max_completion_length: 1\n" in done.stdout and "#   max_steps: 3\n" in done.stdout
+    assert "# checks before launch passed (env 'trail', task 0, played with the oracle 'trail-oracle'" in done.stdout
     assert not (tmp_path / "runs").exists()
+
+
+def test_settings_that_cannot_train_are_refused_before_a_run_is_made(tmp_path: Path) -> None:
+    """The tiny model's one token a turn cannot say guess's `guess 14`; nor fit its prompt in 100 tokens."""
+    for run in (["run", "trainer=trl", "env=guess", "steps=1"], ["run", "trainer=trl", "env=guess", "--dry-run"]):
+        done = agenthub(*run, "max_context=100", cwd=tmp_path)
+        assert done.returncode == 2, done.stdout
+        assert "refused before launch (env 'guess', task 0, played with the oracle 'guess-oracle'):" in done.stderr
+        assert "  - max_tokens: max_tokens=1 cannot hold the env's actions" in done.stderr
+        assert "  - max_context: the first prompt of task 0" in done.stderr and "Set max_context>=" in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_run_says_where_it_is_counts_steps_one_way_and_warns_once(tmp_path: Path) -> None:
+    """horizon=1 on trail's 3 forks: every episode hits the turn limit, which the run says once."""
+    done = agenthub("run", "trainer=trl", "steps=2", "tasks_per_step=2", "num_generations=2", "horizon=1",
+                    "run_id=r", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    where = lines.index(f"run directory: {Path('runs') / 'r'}")
+    first_step = next(i for i, line in enumerate(lines) if line.startswith("step 1/2 "))
+    assert lines[0].startswith("checks before launch passed") and where < first_step
+    warnings = [line for line in lines if line.startswith("warning: step")]
+    # (an episode that takes a wrong turn ends at a dead end: a failure, not truncated)
+    assert len(warnings) == 1 and re.match(r"warning: step 1: [34] of 4 episodes ended truncated", warnings[0])
+    assert "they hit the turn limit; raise the horizon" in warnings[0]
+    assert "Warning" not in done.stderr and "Loading weights" not in done.stderr  # no framework noise
+    assert "at step 1 -> " in done.stdout and " at step 2 (over the run;" in done.stdout  # as the step lines
 
 
 def test_bad_settings_are_explained_before_anything_starts(tmp_path: Path) -> None:
