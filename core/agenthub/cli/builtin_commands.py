@@ -65,10 +65,24 @@ def _configure_init(parser: argparse.ArgumentParser) -> None:
 
 
 def _configure_install(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("names", nargs="+", metavar="NAME", help="env-sciworld, sciworld, agenthub-env-x, ./path")
+    parser.add_argument(
+        "names", nargs="+", metavar="NAME", help="env-sciworld, sciworld, trainer-verl[test], agenthub-env-x, ./path"
+    )
     parser.add_argument("-e", "--editable", action="store_true", help="pip install -e (local paths)")
-    parser.add_argument("--dry-run", action="store_true", help="print the pip command only")
+    parser.add_argument("--dry-run", action="store_true", help="print every install command; run none")
     parser.add_argument("--pip-args", default="", metavar="ARGS", help="more pip options, e.g. --pip-args='--no-deps'")
+    parser.add_argument(
+        "--variant",
+        choices=["auto", "cpu", "gpu"],
+        default="auto",
+        help="which of a plugin's install recipes (install.toml) to run; auto: gpu where nvidia-smi or CUDA is found",
+    )
+    parser.add_argument(
+        "--installer",
+        choices=["auto", "uv", "pip"],
+        default="auto",
+        help="who runs a recipe's steps; auto: uv where it is installed (torch steps always use pip)",
+    )
 
 
 def _configure_uninstall(parser: argparse.ArgumentParser) -> None:
@@ -195,7 +209,7 @@ def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
         CommandSpec(
             "install",
-            "pip install plugins by short name (env-sciworld, sciworld) or path, into this Python.",
+            "Install plugins by short name (env-sciworld, trainer-verl) or path, by the recipe a plugin ships.",
             _configure_install,
             _lazy("agenthub.cli.install_command", "run_install"),
             __version__,
