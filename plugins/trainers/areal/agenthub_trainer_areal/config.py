@@ -7,6 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 DEFAULT_ENV = "trail"
+DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+"""A small instruct model with a chat template; AReaL downloads it itself."""
 
 
 class ArealConfig(BaseModel):
@@ -17,8 +19,9 @@ class ArealConfig(BaseModel):
     trainer: Literal["areal"] = "areal"
     env: str = Field(default=DEFAULT_ENV, description="a registered env")
     model: str | None = Field(
-        default=None,
-        description="a model directory or hub id; default: a tiny random model built in the run dir (a smoke test)",
+        default=DEFAULT_MODEL,
+        description=f"a model directory or hub id, default {DEFAULT_MODEL}; model=null: a tiny random model built in "
+        "the run directory (a smoke test)",
     )
     tiny_model: dict[str, Any] = Field(default_factory=dict, description="settings for the built-in tiny model")
     split: str = "train"

@@ -7,16 +7,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
 from agenthub.config import validate_config
 from agenthub.errors import ConfigError
 from agenthub.plugins import get_plugin_host
-from agenthub.rollout.store import RunStore
+from agenthub.rollout.store import RunStore, new_run_id
+from agenthub.training import check_framework, framework_problems
 
+from agenthub_trainer_areal.checks import framework_needs, launch_checks
 from agenthub_trainer_areal.config import ArealConfig
 from agenthub_trainer_areal.experiment import LaunchPlan, launch_plan
 
 TINY_MODEL_DIR = "tiny-model"
-DRY_RUN_ID = "<run-id>"
 
 
 def model_path(config: ArealConfig, run_dir: Path) -> str:
@@ -50,6 +52,25 @@ def describe(plan: LaunchPlan) -> str:
     return "\n\n".join(parts)
 
 
+def print_dry_run(settings: ArealConfig) -> int:
+    """The resolved settings, the checks, then each file and the exact command; writes nothing."""
+    run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
+    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
+    if settings.run_id is None:
+        print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
+    for problem in framework_problems(framework_needs(settings)):
+        print(f"# a real run would stop here: {problem}")
+    report = launch_checks(settings, dry_run=True)
+    print(f"# {report.summary()}")
+    for warning in report.warnings:
+        print(f"# warning: {warning.key}: {warning.message}")
+    print(describe(launch_plan(settings, run_dir, model_path(settings, run_dir))))
+    if settings.model is None:
+        print(f"\n# the tiny random model would be built in {run_dir / TINY_MODEL_DIR} first")
+    report.raise_if_refused()
+    return 0
+
+
 class ArealTrainer:
     """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
 
@@ -63,12 +84,15 @@ class ArealTrainer:
         if not settings.urls:
             get_plugin_host().env(settings.env)  # an unknown env fails here, with suggestions
         if dry_run:
-            run_dir = Path(settings.runs_dir) / (settings.run_id or DRY_RUN_ID)
-            print(describe(launch_plan(settings, run_dir, model_path(settings, run_dir))))
-            if settings.model is None:
-                print(f"\n# the tiny random model would be built in {run_dir / TINY_MODEL_DIR} first")
-            return 0
+            return print_dry_run(settings)
+        check_framework(framework_needs(settings))  # no GPU: at once, not from inside a worker
+        report = launch_checks(settings, dry_run=False)
+        print(report.summary(), flush=True)
+        for warning in report.warnings:
+            print(f"warning: {warning.key}: {warning.message}", flush=True)
+        report.raise_if_refused()
         store, plan = prepare(settings)
+        print(f"run directory: {store.path}")
         print(f"wrote {plan.experiment_path} and {plan.entry_path}\nrunning: {plan.shell_command()}", flush=True)
         status = "failed"
         try:

@@ -130,3 +130,25 @@ def test_resume_points_to_areals_own_recovery(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match=r"recover\.mode=auto"):
         ArealTrainer().run({"trainer": "areal", "resume": str(tmp_path)})
+
+
+def test_the_headline_command_plans_with_the_default_model_and_stops_at_once_without_a_gpu(tmp_path: Path) -> None:
+    planned = agenthub("run", "trainer=areal", "env=trail", "--dry-run", cwd=tmp_path)
+    assert planned.returncode == 0, planned.stderr
+    assert "model: Qwen/Qwen2.5-0.5B-Instruct" in planned.stdout
+    assert "# a real run would stop here: AReaL 1.0 needs an NVIDIA GPU" in planned.stdout
+    assert "# checks before launch: not run (the tokenizer of 'Qwen/Qwen2.5-0.5B-Instruct'" in planned.stdout
+    run = agenthub("run", "trainer=areal", "env=trail", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "trainer=areal cannot start on this machine" in run.stderr and "--dry-run" in run.stderr
+    assert "trainer=trl or trainer=swift" in run.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_dry_run_refuses_token_limits_that_cannot_train(tmp_path: Path) -> None:
+    """model=null: the tiny model, whose tokenizer is built for the checks; guess's actions need more tokens."""
+    done = agenthub("run", "trainer=areal", "env=guess", "model=null", "max_tokens=1", "--dry-run", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "refused before launch (env 'guess'" in done.stderr
+    assert "  - max_tokens: max_tokens=1 cannot hold the env's actions" in done.stderr
+    assert not (tmp_path / "runs").exists()
