@@ -18,6 +18,15 @@ finds the sign-reading behaviour of ``trail`` in about 100 steps, where 0.02 had
 TINY_MODEL_TURN_TOKENS = 1
 MODEL_TURN_TOKENS = 256
 
+# An entropy bonus for the tiny model. With beta=0, a policy that collapses onto one fixed reply before it
+# reads the observation stays there: every episode of a group then scores the same, all advantages are 0,
+# and nothing else moves it. The bonus is the gradient left in such a step; it spreads the reply again until
+# the other replies are sampled and scored. Without it, 1 run in 3 on trail ended on a fixed reply (see the
+# README). A pretrained model is left at TRL's 0: its first distribution is already spread where it matters,
+# and over a vocabulary of 100k+ tokens a bonus mostly feeds tokens that are never right.
+TINY_MODEL_ENTROPY_COEF = 0.01
+MODEL_ENTROPY_COEF = 0.0
+
 RESUMABLE_CHANGES = frozenset({"steps", "resume", "save_steps"})
 """Settings a resumed run may change; any other difference is refused (it would be a different run)."""
 
@@ -47,6 +56,12 @@ class TrlConfig(BaseModel):
     scale_rewards: Literal["none", "group", "batch"] = Field(
         default="none",
         description="none (Dr. GRPO): advantage = reward - group mean; group: also divided by the group's std",
+    )
+    entropy_coef: float | None = Field(
+        default=None,
+        ge=0,
+        description=f"entropy bonus coefficient (TRL's entropy_coef); default: {TINY_MODEL_ENTROPY_COEF} with the "
+        f"tiny model, {MODEL_ENTROPY_COEF} with model=...",
     )
     kl_metric: bool = Field(
         default=True, description="with beta=0, log KL from the start model (one extra forward pass per step)"
@@ -93,6 +108,8 @@ class TrlConfig(BaseModel):
             raise ValueError("tiny_model.* settings apply only without model=...; drop one of them")
         if self.max_tokens is None:
             self.max_tokens = TINY_MODEL_TURN_TOKENS if self.model is None else MODEL_TURN_TOKENS
+        if self.entropy_coef is None:
+            self.entropy_coef = TINY_MODEL_ENTROPY_COEF if self.model is None else MODEL_ENTROPY_COEF
         return self
 
     @property

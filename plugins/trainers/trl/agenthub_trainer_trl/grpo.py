@@ -96,6 +96,7 @@ def grpo_settings(config: TrlConfig, output_dir: Path) -> dict[str, Any]:
         "lr_scheduler_type": "constant",
         "beta": config.beta,
         "scale_rewards": config.scale_rewards,
+        "entropy_coef": config.entropy_coef,
         "temperature": config.temperature,
         "top_p": config.top_p,
         "top_k": 0,
