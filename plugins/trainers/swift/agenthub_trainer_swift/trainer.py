@@ -19,10 +19,14 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
 from agenthub.config import validate_config
 from agenthub.errors import ConfigError
 from agenthub.plugins import get_plugin_host
+from agenthub.rollout.store import RunStore, new_run_id
+from agenthub.training import check_framework, framework_problems
 
+from agenthub_trainer_swift.checks import framework_needs, launch_checks
 from agenthub_trainer_swift.config import SwiftConfig
 from agenthub_trainer_swift.launch import TINY_MODEL_DIR, Command, LaunchPlan, build_plan
 
@@ -127,6 +131,23 @@ def resolve_swift(command: Command) -> list[str]:
     return [str(local), *command.argv[1:]] if local.exists() else list(command.argv)
 
 
+def print_dry_run(settings: SwiftConfig, tasks: tuple[list[Any], int]) -> int:
+    """The resolved settings, the checks, then every file and the exact commands; writes nothing."""
+    run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
+    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
+    if settings.run_id is None:
+        print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
+    for problem in framework_problems(framework_needs(settings)):
+        print(f"# a real run would stop here: {problem}")
+    report = launch_checks(settings, dry_run=True)
+    print(f"# {report.summary()}")
+    for warning in report.warnings:
+        print(f"# warning: {warning.key}: {warning.message}")
+    print(plan_for(settings, run_dir, settings.urls or [LOCAL_URL_PLACEHOLDER], tasks).describe())
+    report.raise_if_refused()
+    return 0
+
+
 class SwiftTrainer:
     """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
 
@@ -134,13 +155,15 @@ class SwiftTrainer:
         settings = validate_config(SwiftConfig, config)
         tasks = split_task_ids(settings)  # a bad env or split fails here, before a run directory is made
         if dry_run:
-            run_dir = Path(settings.runs_dir) / (settings.run_id or "<new run id>")
-            plan = plan_for(settings, run_dir, settings.urls or [LOCAL_URL_PLACEHOLDER], tasks)
-            print(plan.describe())
-            return 0
-        from agenthub.rollout.store import RunStore
-
+            return print_dry_run(settings, tasks)
+        check_framework(framework_needs(settings))
+        report = launch_checks(settings, dry_run=False)
+        print(report.summary(), flush=True)
+        for warning in report.warnings:
+            print(f"warning: {warning.key}: {warning.message}", flush=True)
+        report.raise_if_refused()
         store = RunStore.create(settings.model_dump(mode="json"), root=settings.runs_dir, run_id=settings.run_id)
+        print(f"run directory: {store.path}", flush=True)
         status, code = "failed", 1
         try:
             if settings.model is None:

@@ -42,6 +42,7 @@ def test_dry_run_prints_the_colocate_launch(tmp_path: Path) -> None:
     ):
         assert flag in command
     assert '"urls": [' in out and '"env": "trail"' in out
+    assert "# checks before launch passed (env 'trail', task 0, played with the oracle 'trail-oracle'" in out
 
 
 def test_dry_run_prints_the_server_launch_and_takes_the_ms_swift_name(tmp_path: Path) -> None:
@@ -56,6 +57,9 @@ def test_dry_run_prints_the_server_launch_and_takes_the_ms_swift_name(tmp_path: 
     assert "--use_vllm true --vllm_mode server" in train and "--vllm_server_port 8011" in train
     assert "--beta 0.04" in train and "--beta 0.0 " not in train
     assert '"http://10.1.2.3:8000"' in out
+    # planned for a cluster: the model is not on this machine, so the checks say they did not run
+    assert "# checks before launch: not run (the tokenizer of '/models/qwen' is not on this machine yet)" in out
+    assert "# a real run would stop here: ms-swift with vLLM (use_vllm=true or mode=server) needs an NVIDIA GPU" in out
 
 
 def test_bad_settings_are_refused_with_what_to_do() -> None:
@@ -64,3 +68,22 @@ def test_bad_settings_are_refused_with_what_to_do() -> None:
         trainer.run({"trainer": "swift", "mode": "server", "use_vllm": True}, dry_run=True)
     with pytest.raises(ConfigError, match="no split 'nope'"):
         trainer.run({"trainer": "swift", "env": "trail", "split": "nope"}, dry_run=True)
+
+
+def test_settings_that_cannot_train_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "agenthub", "run", "trainer=swift", "env=guess", "max_tokens=1"]
+    for extra in ([f"runs_dir={tmp_path}"], [f"runs_dir={tmp_path}", "--dry-run"]):
+        done = subprocess.run([*command, *extra], capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 2, done.stdout
+        assert "refused before launch (env 'guess'" in done.stderr
+        assert "  - max_tokens: max_tokens=1 cannot hold the env's actions" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_vllm_without_a_gpu_stops_at_once_and_says_what_to_do(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "agenthub", "run", "trainer=swift", "env=trail", "use_vllm=true"]
+    done = subprocess.run([*command, f"runs_dir={tmp_path}"], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2
+    assert "trainer=swift cannot start on this machine" in done.stderr
+    assert "Use mode=colocate without use_vllm to generate with transformers" in done.stderr
+    assert list(tmp_path.iterdir()) == []
