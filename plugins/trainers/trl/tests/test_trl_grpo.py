@@ -149,3 +149,14 @@ def test_resume_continues_from_the_checkpoint_and_the_horizon_stage(tmp_path: Pa
     assert steps == [1, 2, 3, 4]
     with pytest.raises(ConfigError, match=r"beta: 0\.0 -> 0\.5.*may change on resume"):
         run_grpo(TrlConfig.model_validate({**RunStore.existing(run_dir).config(), "resume": str(run_dir), "beta": 0.5}))
+
+
+def test_the_tiny_model_trains_with_an_entropy_bonus_and_a_given_model_with_trl_s_default(tmp_path: Path) -> None:
+    from agenthub_trainer_trl.config import MODEL_ENTROPY_COEF, TINY_MODEL_ENTROPY_COEF
+    from agenthub_trainer_trl.grpo import grpo_settings
+
+    tiny = TrlConfig.model_validate({})
+    assert tiny.entropy_coef == TINY_MODEL_ENTROPY_COEF > 0  # what keeps a collapsed run from staying collapsed
+    assert grpo_settings(tiny, tmp_path)["entropy_coef"] == TINY_MODEL_ENTROPY_COEF
+    assert TrlConfig.model_validate({"model": "org/model"}).entropy_coef == MODEL_ENTROPY_COEF == 0.0
+    assert grpo_settings(TrlConfig.model_validate({"entropy_coef": 0}), tmp_path)["entropy_coef"] == 0
