@@ -4,7 +4,7 @@
     python benchmarks/run_all.py                      # ~17 minutes on 2 cores; results/ and docs/benchmarks.md
     python benchmarks/run_all.py --quick              # smoke run, a few minutes; everything in a temp dir
     python benchmarks/run_all.py --only service executor
-    python benchmarks/run_all.py --trl-python /tmp/venv-trl/bin/python   # learning too: 4-6 minutes more
+    python benchmarks/run_all.py --trl-python /tmp/venv-trl/bin/python   # learning too: about 45 minutes more
 
 Parts, each run as a subprocess (a crash in one keeps the others' results):
 
@@ -14,10 +14,11 @@ Parts, each run as a subprocess (a crash in one keeps the others' results):
 - ``memory``: ``env_plugins.py`` for the light envs, then for the heavy ones (textworld, sciworld) with
   fewer sessions and tasks, merged into the same JSON; then ``jvm_heap.py`` (sciworld's JVM: live heap
   against resident size over many resets);
-- ``learning``: ``trl_learning.py``, run with a Python that can import the TRL trainer plugin (this one,
-  or ``--trl-python``). The plugin pins its own frameworks, so it usually lives in a venv of its own;
-  when no such Python is given, learning is not run and the summary uses the ``trl_learning.json``
-  already in ``benchmarks/results/``, with its date.
+- ``learning``: ``trl_learning.py`` (one run, the test split before and after), then ``trl_seeds.py``
+  (the default for seeds 0..19: how many learn), run with a Python that can import the TRL trainer
+  plugin (this one, or ``--trl-python``). The plugin pins its own frameworks, so it usually lives in a
+  venv of its own; when no such Python is given, learning is not run and the summary uses the
+  ``trl_learning.json`` and ``trl_seeds.json`` already in ``benchmarks/results/``, with their dates.
 
 Then ``summarize.py`` writes the markdown summary (``docs/benchmarks.md``; with ``--quick``, next to the
 results in the temp dir). ``run_all.json`` beside the results records the machine, the load average and
@@ -71,7 +72,11 @@ def commands(part: str, args: argparse.Namespace, out: Path) -> list[list[str]]:
             [py, str(HERE / "jvm_heap.py"), *where],
         ]
     assert part == "learning"
-    return [[args.learning_python or py, str(HERE / "trl_learning.py"), *quick, *where]]
+    learning_py = args.learning_python or py
+    return [
+        [learning_py, str(HERE / "trl_learning.py"), *quick, *where],
+        [learning_py, str(HERE / "trl_seeds.py"), *quick, *where],
+    ]
 
 
 def keep_before_after(path: Path) -> list[str]:
@@ -204,7 +209,7 @@ def reuse_learning(out: Path) -> dict[str, Any]:
         return {"file": None, "note": "The TRL trainer plugin is not importable here and no earlier result exists."}
     date = summarize.file_date(committed)
     if out != RESULTS:  # a temp dir: its own copy, so its page links a plot beside it
-        for name in ("trl_learning.json", "trl_learning.png"):
+        for name in ("trl_learning.json", "trl_learning.png", "trl_seeds.json", "trl_seeds.png"):
             if (RESULTS / name).is_file():
                 shutil.copy2(RESULTS / name, out / name)
     return {

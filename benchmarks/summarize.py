@@ -1,7 +1,7 @@
 """Render the benchmarks' summary (docs/benchmarks.md) from the JSON files they wrote.
 
 Every figure comes from the JSON in ``--results``: ``service_throughput.json``,
-``executor_scaling.json``, ``env_plugins.json``, ``trl_learning.json`` and, when
+``executor_scaling.json``, ``env_plugins.json``, ``trl_learning.json``, ``trl_seeds.json`` and, when
 ``run_all.py`` made them, ``run_all.json`` (machine, date, load average, how
 each benchmark ended). A missing file makes its section say so; nothing is
 filled in by hand.
@@ -516,7 +516,12 @@ def jvm_heap_lines(heap: Json | None) -> list[str]:
 def learning_section(learning: Json | None, path: Path, how: Json | None, docs: Path) -> list[str]:
     lines = ["## 4. Learning: the embedded default with the TRL trainer", ""]
     if learning is None:
-        return [*lines, f"Not measured: {path.name} is missing.", ""]
+        return [
+            *lines,
+            f"Not measured: {path.name} is missing.",
+            "",
+            *seeds_lines(path.parent / "trl_seeds.json", docs),
+        ]
     how = how or {}
     source = how.get("note") or f"From {path.name}, dated {file_date(path)}."
     before, after = learning["eval_before"], learning["eval_after"]
@@ -542,8 +547,51 @@ def learning_section(learning: Json | None, path: Path, how: Json | None, docs: 
         "",
         *image(path.parent, docs, path.with_suffix(".png").name, "learning curve"),
         "",
+        *seeds_lines(path.parent / "trl_seeds.json", docs),
     ]
     return lines
+
+
+def seeds_lines(path: Path, docs: Path) -> list[str]:
+    """``trl_seeds.py``'s count: the same default run for many seeds, how many of them learned."""
+    lines = ["### Over seeds: how often the default learns", ""]
+    if not path.is_file():
+        return [*lines, f"Not measured: {path.name} is missing.", ""]
+    seeds: Json = json.loads(path.read_text())
+    s, level = seeds["summary"], seeds["level"]
+    done = [r for r in seeds["seeds"] if r["returncode"] == 0]
+    rows = [
+        [
+            str(r["seed"]),
+            f"{r['final_success']:.2f}",
+            f"{r['test']['success']:.2f}",
+            f"{r['train_wall_s']:.0f} s",
+            "yes" if r["learned"] else "**no**",
+        ]
+        for r in done
+    ]
+    rows += [
+        [str(r["seed"]), "-", "-", f"{r['train_wall_s']:.0f} s", "**failed**"] for r in seeds["seeds"] if r not in done
+    ]
+    return [
+        *lines,
+        f"`{seeds['command'].strip()}` for seeds {', '.join(str(r['seed']) for r in seeds['seeds'])} "
+        f"(`benchmarks/trl_seeds.py`), {seeds['parallel']} runs at a time with {seeds['threads_per_run']} torch "
+        f"thread each on {seeds['cpus']} CPUs, from {path.name}, dated {file_date(path)}. A seed learned when "
+        f"the mean training success of its last {seeds['final_steps']} steps and its final model's success on "
+        f"{seeds['eval_episodes']} test episodes are both at least {level}: **learned in {s['learned']} of "
+        f"{s['runs']}** (training success: {s['final_success_at_least_level']}, test success: "
+        f"{s['test_success_at_least_level']}); median {s['median_train_wall_s']:.0f} s a run, at most "
+        f"{s['max_train_wall_s']:.0f} s.",
+        "",
+        *table(
+            ["seed", f"training success, last {seeds['final_steps']} steps", "test success", "wall time", "learned"],
+            rows,
+        ),
+        "",
+        *image(path.parent, docs, path.with_suffix(".png").name, "success per step, one curve per seed"),
+        "",
+    ]
 
 
 def runs_section(run: Json | None) -> list[str]:

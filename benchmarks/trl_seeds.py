@@ -202,7 +202,13 @@ def main() -> int:
 
     result: dict[str, Any] = {
         "env": ENV,
-        "command": f"agenthub run trainer=trl env={ENV} seed=N " + " ".join(args.overrides),
+        "command": " ".join(
+            [
+                f"agenthub run trainer=trl env={ENV} seed=N",
+                *([f"steps={args.steps}"] if args.steps else []),
+                *args.overrides,
+            ]
+        ),
         "settings": {
             **config.model_dump(mode="json", exclude={"seed", "runs_dir", "run_id", "resume"}),
             "episodes_per_step": config.episodes_per_step,

@@ -141,3 +141,16 @@ def test_viewer_index_benchmark_quick_mode_writes_its_json_and_plot(tmp_path: Pa
     for key in ("first_page_fresh_s", "index_build_s", "open_indexed_s", "filtered_page_s", "incremental_update_s"):
         assert results[key] > 0, key
     assert (tmp_path / "viewer_index.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_trl_seeds_benchmark_quick_mode_runs_the_default_per_seed_and_counts_them(tmp_path: Path) -> None:
+    pytest.importorskip("agenthub_trainer_trl")  # the TRL trainer plugin, in its own venv as a rule
+    run_benchmark("trl_seeds.py", "--quick", "--out", str(tmp_path), timeout=600)
+    report = json.loads((tmp_path / "trl_seeds.json").read_text())
+    assert [r["seed"] for r in report["seeds"]] == [0, 1] and report["command"].endswith("seed=N steps=2")
+    for record in report["seeds"]:  # a real run each: its steps, its final model scored on the test split
+        assert record["returncode"] == 0 and [s["step"] for s in record["steps"]] == [1, 2]
+        assert 0 <= record["final_success"] <= 1 and record["test"]["episodes"] == 32
+        assert record["train_wall_s"] > 0 and isinstance(record["learned"], bool)
+    assert report["summary"]["runs"] == 2 and report["summary"]["failed_runs"] == 0
+    assert (tmp_path / "trl_seeds.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
