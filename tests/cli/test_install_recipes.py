@@ -208,7 +208,7 @@ EXPECTED: dict[tuple[str, str], list[list[str]]] = {
         [*PIP, *CORE_DEV, "transformers==5.10.4", "ray==2.60.0", "hydra-core==1.3.2", "omegaconf==2.3.1",
          "tensordict==0.10.0", "datasets==5.2.0", "pyarrow==26.0.1", "pillow==13.0.0", "codetiming==1.4.0",
          "cachetools==8.0.1", "torchdata==0.11.0", "peft==0.20.0", "accelerate==1.15.0", "einops==0.8.2",
-         "pyzmq==27.3.0", "msgspec==0.22.0"],
+         "pyzmq==27.3.0", "msgspec==0.22.0", "psutil==7.2.2"],
         [*PIP, "--no-deps", "verl==0.9.1", "transferqueue==0.1.11"],
         [*PIP, "--no-deps", "-e", plugin_dir("verl")],
     ],

@@ -25,6 +25,7 @@ TRAINER_MODULES: dict[str, str] = {
     "transfer_queue": "transferqueue==0.1.11",
     "zmq": "pyzmq==27.3.0",
     "msgspec": "msgspec==0.22.0",
+    "psutil": "psutil==7.2.2",
     # what those import
     "transformers": "transformers==5.10.4",
     "ray": "ray==2.60.0",
