@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agenthub.training import StepWarnings, step_warning
+from agenthub.training import StepOutcomeLog, StepWarnings, step_warning
 from agenthub.types import Outcome, Task, Trajectory, Turn
 
 
@@ -40,3 +40,20 @@ def test_a_run_hears_of_a_cause_once_then_every_ten_steps_while_it_lasts() -> No
     assert "(so since step 1)" in (warnings.check(31, stuck) or "")
     assert warnings.check(32, [episode(Outcome.SUCCESS, 1)] * 4) is None
     assert warnings.check(33, stuck) is not None  # it came back: said again at once
+
+
+def test_episodes_one_at_a_time_are_checked_when_their_step_is_over() -> None:
+    said: list[str] = []
+    log = StepOutcomeLog(emit=said.append)
+    for _ in range(3):
+        assert log.add(episode(Outcome.TRUNCATED, 0), step=5) is None
+    assert log.add(episode(Outcome.SUCCESS, 1), step=6) is not None  # step 5 is over: 3 of 3 ended truncated
+    assert len(said) == 1 and said[0].startswith("warning: step 5: 3 of 3 episodes")
+
+
+def test_without_step_numbers_a_window_of_episodes_is_a_step() -> None:
+    said: list[str] = []
+    log = StepOutcomeLog(window=2, emit=said.append)
+    for trajectory in [episode(Outcome.TRUNCATED, 3)] * 2 + [episode(Outcome.SUCCESS, 1)] * 3:
+        log.add(trajectory)
+    assert [line.split(":")[0] for line in said] == ["warning"] and "step 1: 2 of 2" in said[0]

@@ -17,7 +17,7 @@ from agenthub.training.prerequisites import (
     framework_problems,
     gpu_available,
 )
-from agenthub.training.step_health import StepWarnings, step_warning
+from agenthub.training.step_health import StepOutcomeLog, StepWarnings, step_warning
 
 __all__ = [
     "CPU_TRAINERS",
@@ -26,6 +26,7 @@ __all__ = [
     "FrameworkNeeds",
     "LaunchRefused",
     "LaunchReport",
+    "StepOutcomeLog",
     "StepWarnings",
     "TokenLimits",
     "check_framework",

@@ -8,8 +8,9 @@ says which end dominated and the setting that usually causes it.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agenthub.types import Outcome, Trajectory
 
@@ -95,3 +96,47 @@ class StepWarnings:
         if warning is not None and self._since != step:
             warning += f" (so since step {self._since})"
         return warning
+
+
+class StepOutcomeLog:
+    """:class:`StepWarnings` for adapters that see one episode at a time, inside the framework's workers.
+
+    With ``step`` (verl's ``global_steps``, AReaL's weight version) a step is checked when the first
+    episode of a later step arrives: this process has seen all of its share by then. Without one,
+    consecutive ``window`` episodes count as a step. Warnings go to ``emit`` (stderr by default; the
+    frameworks forward their workers' output to the driver's console).
+    """
+
+    def __init__(
+        self,
+        *,
+        window: int = 64,
+        every: int = 10,
+        max_context_key: str = "max_context",
+        emit: Callable[[str], None] | None = None,
+    ) -> None:
+        self.window = window
+        self.warnings = StepWarnings(every=every, max_context_key=max_context_key)
+        self.emit = emit or _to_stderr
+        self._step: int | None = None
+        self._episodes: list[Trajectory] = []
+        self._counted = 0
+
+    def add(self, trajectory: Trajectory, *, step: int | None = None) -> str | None:
+        """Record one finished episode; returns (and emits) the warning of a step it completed, if any."""
+        if step is None:
+            self._counted += 1
+            step = (self._counted - 1) // self.window + 1
+        warning = None
+        if self._step is not None and step != self._step:
+            warning = self.warnings.check(self._step, self._episodes)
+            self._episodes = []
+        self._step = step
+        self._episodes.append(trajectory)
+        if warning is not None:
+            self.emit(warning)
+        return warning
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

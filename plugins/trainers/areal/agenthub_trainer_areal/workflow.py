@@ -29,6 +29,7 @@ from agenthub.rollout.policy import SamplingParams
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
 from agenthub.rollout.tokens import ChatTemplateDeltas
+from agenthub.training import StepOutcomeLog
 from agenthub.types import EnvInfo, Outcome, Task, Trajectory
 from areal.api.workflow_api import RolloutWorkflow
 
@@ -43,6 +44,8 @@ from agenthub_trainer_areal.generate import (
 from agenthub_trainer_areal.tensors import episode_tensors
 
 log = logging.getLogger("agenthub.areal")
+STEP_LOG = StepOutcomeLog(emit=log.warning)
+"""This worker's episodes by weight version (a training step): one that mostly ended truncated or failed is said."""
 
 _TASK_FIELDS = frozenset(Task.model_fields)
 
@@ -151,6 +154,7 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
         if self.store is not None:
             self.store.write(trajectory)
         self._record_stats(trajectory)
+        STEP_LOG.add(trajectory, step=version + 1)
         if not trajectory.trainable:
             log.warning("episode %s dropped (%s): %s", trajectory.key, trajectory.outcome.value, trajectory.error)
             return None

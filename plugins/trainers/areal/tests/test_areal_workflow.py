@@ -18,6 +18,7 @@ import torch
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
 from agenthub.service.launcher import LocalServer
+from agenthub.training import StepOutcomeLog
 from agenthub.types import Outcome, Task, Trajectory
 from areal.api.cli_args import GenerationHyperparameters
 from areal.api.io_struct import ModelRequest
@@ -25,6 +26,7 @@ from areal.infra import check_trajectory_format
 from areal.infra.remote_inf_engine import GroupedRolloutWorkflow
 from standin_engine import EngineCall, StandInEngine
 
+from agenthub_trainer_areal import workflow as workflow_module
 from agenthub_trainer_areal.workflow import HubWorkflow, task_row
 
 MAX_NEW_TOKENS = 8
@@ -240,9 +242,11 @@ def test_a_retried_episode_trains_only_on_its_last_attempt(tokenizer: Any, tmp_p
 
 
 def test_the_turn_limit_follows_the_engine_weight_version(
-    tokenizer: Any, trail_server: LocalServer, tmp_path: Path
+    tokenizer: Any, trail_server: LocalServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """ScalingInter-RL: the horizon schedule is read at AReaL's weight version (one per training step)."""
+    said: list[str] = []
+    monkeypatch.setattr(workflow_module, "STEP_LOG", StepOutcomeLog(emit=said.append))
     horizon = {"kind": "stepwise", "rounds": [1, 2], "every": 5}
     results = {}
 
@@ -266,6 +270,8 @@ def test_the_turn_limit_follows_the_engine_weight_version(
         assert out["rewards"].tolist() == [pytest.approx(episode.reward)]
         assert episode.reward == pytest.approx(len(episode.turns) / 3)  # 1/forks per fork passed
         assert set(out["versions"][0][out["loss_mask"][0] == 1].tolist()) == {version}
+    # version 5 began, so version 0 (step 1) is over in this worker: its one episode hit the turn limit
+    assert len(said) == 1 and said[0].startswith("warning: step 1: 1 of 1 episodes ended truncated")
 
 
 def test_a_turn_ends_at_the_templates_end_of_turn_token_too() -> None:

@@ -28,6 +28,7 @@ from agenthub.rollout.executor import EpisodeRequest, Executor
 from agenthub.rollout.horizon import FixedHorizon, build_horizon
 from agenthub.rollout.policy import SamplingParams, TokenPolicy
 from agenthub.service.launcher import ServerStartError
+from agenthub.training import StepOutcomeLog
 from agenthub.types import EnvInfo, Outcome, Task, Trajectory
 from verl.experimental.agent_loop import AgentLoopBase, AgentLoopOutput
 
@@ -38,6 +39,8 @@ from agenthub_trainer_verl.pools import shared_pool
 from agenthub_trainer_verl.rows import task_of_row
 
 log = logging.getLogger("agenthub.verl")
+STEP_LOG = StepOutcomeLog(max_context_key="response_length", emit=log.warning)
+"""This worker's episodes by verl step: a step that mostly ended truncated or failed is said in the log."""
 
 # What AgentLoopWorker always passes to the constructor; everything else comes from the YAML entry.
 _VERL_ARGS = ("trainer_config", "server_manager", "tokenizer", "processor", "dataset_cls", "data_config")
@@ -98,6 +101,7 @@ class AgenthubAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
             provenance={"trainer": "verl", "global_steps": step + 1, "request_id": generate.request_id},
         )
         trajectory = await executor.run_one(EpisodeRequest(generate.request_id, task), info)
+        STEP_LOG.add(trajectory, step=step + 1)
         return self._finish(trajectory, generate, kwargs)
 
     def _finish(self, trajectory: Trajectory, generate: VerlGenerate, row: dict[str, Any]) -> AgentLoopOutput:

@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 import torch
 from agenthub.service.launcher import LocalServer
+from agenthub.training import StepOutcomeLog
 from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 from verl.utils.dataset.rl_dataset import RLHFDataset
 
+from agenthub_trainer_verl import agent_loop
 from agenthub_trainer_verl.agent_loop import InfraFailureError
 from agenthub_trainer_verl.config import VerlConfig
 from agenthub_trainer_verl.pools import close_pools
@@ -180,7 +182,11 @@ def test_env_server_down_from_the_start(tmp_path: Path, tiny_model: Path, tokeni
     assert engine.calls == []
 
 
-def test_horizon_follows_verls_training_step(tmp_path: Path, tiny_model: Path, tokenizer: Any, trail_url: str):
+def test_horizon_follows_verls_training_step(
+    tmp_path: Path, tiny_model: Path, tokenizer: Any, trail_url: str, monkeypatch: pytest.MonkeyPatch
+):
+    said: list[str] = []
+    monkeypatch.setattr(agent_loop, "STEP_LOG", StepOutcomeLog(max_context_key="response_length", emit=said.append))
     engine = TrailEngine(tokenizer)
     horizon = {"kind": "stepwise", "rounds": [1, 3], "every": 2}
     worker, dataset = make_worker(tmp_path, tiny_model, trail_url, engine, horizon=horizon)
@@ -191,6 +197,10 @@ def test_horizon_follows_verls_training_step(tmp_path: Path, tiny_model: Path, t
     assert early.response_mask.sum().item() > 0  # the turn limit is a normal end: trained on
     assert early.reward_score == pytest.approx(1 / 3)
 
+    assert said == []  # step 1 may still have episodes to come
     late = asyncio.run(run_sample(worker, dataset, 0, global_steps=3))
     assert late.extra_fields["agenthub_turns"] == 3
     assert late.extra_fields["agenthub_outcome"] == "success"
+    # step 3 began, so step 1 is over in this worker: its only episode hit the turn limit, and the log says so
+    assert len(said) == 1 and said[0].startswith("warning: step 1: 1 of 1 episodes ended truncated")
+    assert "they hit the turn limit" in said[0]
