@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import socket
 from pathlib import Path
@@ -28,6 +29,7 @@ from agenthub.rollout.policy import SamplingParams, TokenPolicy
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
 from agenthub.rollout.tokens import ChatTemplateDeltas
+from agenthub.training import StepOutcomeLog
 from agenthub.types import EnvInfo, Task, Trajectory
 from openrlhf.utils.agent import AgentExecutorBase
 from pydantic import ValidationError
@@ -35,6 +37,8 @@ from pydantic import ValidationError
 from agenthub_trainer_openrlhf.engine import EngineGenerate
 from agenthub_trainer_openrlhf.response import openrlhf_response
 from agenthub_trainer_openrlhf.settings import AgentSettings
+
+_log = logging.getLogger("agenthub.openrlhf")
 
 
 def parse_task(prompt: str, env: str) -> Task:
@@ -68,6 +72,8 @@ class HubAgentExecutor(AgentExecutorBase):  # type: ignore[misc]  # OpenRLHF is 
     def __init__(self, settings: AgentSettings | None = None) -> None:
         self.settings = settings or AgentSettings.from_environment()
         self.store = RunStore(Path(self.settings.store)) if self.settings.store else None
+        # One vLLM actor's episodes, a rollout's share at a time: a rollout that mostly truncated is said.
+        self.step_log = StepOutcomeLog(window=self.settings.episodes_per_step, emit=_log.warning)
         self._pool: EnvPool | None = None
         self._info: EnvInfo | None = None
         self._opening: asyncio.Lock | None = None
@@ -138,6 +144,7 @@ class HubAgentExecutor(AgentExecutorBase):  # type: ignore[misc]  # OpenRLHF is 
         trajectory = await executor.run_one(request, info)
         if self.store is not None:
             self.store.write(trajectory)
+        self.step_log.add(trajectory)
         return trajectory, generate
 
     async def execute(

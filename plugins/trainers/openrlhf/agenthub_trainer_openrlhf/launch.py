@@ -194,6 +194,7 @@ def build_launch(
         episode_timeout_s=config.episode_timeout_s,
         capacity=max(8, config.samples_per_rollout),
         store=str(run_dir),
+        episodes_per_step=max(1, config.samples_per_rollout // config.engines),
         provenance={"run_id": run_id, "model": config.model},
     )
     environment = {SETTINGS_ENV: str(run_dir / AGENT_SETTINGS_FILE)}

@@ -41,6 +41,9 @@ class AgentSettings(BaseModel):
         default=60.0, gt=0, description="how long an episode waits for an env server to come back before failing"
     )
     store: str | None = Field(default=None, description="run directory whose trajectories.jsonl gets every episode")
+    episodes_per_step: int = Field(
+        default=64, ge=1, description="episodes one vLLM actor plays per rollout: the window its step warnings judge"
+    )
     provenance: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod

@@ -220,3 +220,17 @@ def test_missing_settings_say_what_to_set(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv(SETTINGS_ENV, '{"env": "trail", "urls": ["http://127.0.0.1:1"], "max_tokens": 0}')
     with pytest.raises(ConfigError, match=r"(?s)not valid agent settings.*max_tokens: Input should be greater"):
         HubAgentExecutor()
+
+
+def test_a_rollout_share_that_mostly_failed_is_said_once_in_the_log(
+    tokenizer: Any, trail_url: str, engine_class: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every engine call fails: each episode ends agent_error; after a rollout's share (2 here) the log says so."""
+    agent = HubAgentExecutor(AgentSettings(env="trail", urls=[trail_url], max_tokens=PER_TURN, episodes_per_step=2))
+    engine = engine_class(tokenizer, seed=4, fail_calls=list(range(10)))
+    prompts = [row["input"] for row in prompt_rows("trail", "train", [1, 2, 3], 1)]
+    with caplog.at_level("WARNING", logger="agenthub.openrlhf"):
+        asyncio.run(play(agent, engine, prompts, vllm_sampling_params(logprobs=1), tokenizer))
+    said = [r.getMessage() for r in caplog.records if r.name == "agenthub.openrlhf"]
+    assert len(said) == 1 and said[0].startswith("warning: step 1: 2 of 2 episodes ended truncated or failed")
+    assert "2 the policy failed (agent_error)" in said[0]

@@ -59,6 +59,7 @@ def test_dry_run_prints_the_exact_command_and_files(capsys: pytest.CaptureFixtur
 
     settings_text = out.split("agent.json\n", 1)[1].split("\n# ", 1)[0]
     settings = AgentSettings.model_validate_json(settings_text)
+    assert settings.episodes_per_step == 8 * 16 // 4  # a rollout's episodes, shared by the 4 vLLM engines
     assert settings.env == "trail" and settings.urls == ["<local trail server 1>"] and settings.max_tokens == 512
     rows = [json.loads(line) for line in out.split("(5 rows)\n", 1)[1].splitlines()[:3]]
     assert [parse_task(r["input"], "trail").task_id for r in rows] == [0, 1, 2]

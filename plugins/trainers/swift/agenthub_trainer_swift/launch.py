@@ -144,6 +144,7 @@ def build_plan(
         max_attempts=config.max_attempts,
         episode_timeout_s=config.episode_timeout_s,
         store=str(run_dir),
+        episodes_per_step=config.episodes_per_step,
     )
     plugin = str(plugin_file())
     model = model_flags(config, run_dir)

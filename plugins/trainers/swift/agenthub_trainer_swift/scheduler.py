@@ -33,6 +33,7 @@ from agenthub.rollout.executor import EpisodeRequest, Executor
 from agenthub.rollout.policy import Generation, SamplingParams, TokenPolicy
 from agenthub.rollout.pool import EnvPool, NoHealthyEndpointError
 from agenthub.rollout.store import RunStore
+from agenthub.training import StepOutcomeLog
 from agenthub.types import EnvInfo, Outcome, Task, Trajectory, Turn
 from swift.rollout import MultiTurnScheduler
 
@@ -123,6 +124,7 @@ class AgenthubScheduler(MultiTurnScheduler):  # type: ignore[misc]
         super().__init__(infer_engine, max_turns, *args, tokenizer=tokenizer, template=template, **kwargs)
         self.settings = settings or SchedulerSettings.load()
         self.store = RunStore.existing(self.settings.store) if self.settings.store else None
+        self.step_log = StepOutcomeLog(window=self.settings.episodes_per_step, emit=log.warning)
         self._servers: dict[int, _ServerRollout] = {}
         self._sessions: EnvSessions | None = None
         self._episodes: dict[str, TurnEpisode] = {}
@@ -132,6 +134,7 @@ class AgenthubScheduler(MultiTurnScheduler):  # type: ignore[misc]
     def _record(self, trajectory: Trajectory) -> None:
         if self.store is not None:
             self.store.write(trajectory)
+        self.step_log.add(trajectory)
         if not trajectory.trainable:
             outcome, error = trajectory.outcome.value, trajectory.error
             log.warning("episode %s: %s (%s); not trained on", trajectory.key, outcome, error)

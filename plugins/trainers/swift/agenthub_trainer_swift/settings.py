@@ -37,6 +37,7 @@ class SchedulerSettings(BaseModel):
     max_attempts: int = Field(default=3, ge=1, description="tries per episode on infra failures")
     episode_timeout_s: float | None = Field(default=None, gt=0)
     store: str | None = Field(default=None, description="an agenthub run directory; every episode is written there")
+    episodes_per_step: int = Field(default=64, ge=1, description="episodes a step plays: what step warnings judge")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> SchedulerSettings:

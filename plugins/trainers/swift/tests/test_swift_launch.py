@@ -42,6 +42,7 @@ def test_dry_run_prints_the_colocate_launch(tmp_path: Path) -> None:
     ):
         assert flag in command
     assert '"urls": [' in out and '"env": "trail"' in out
+    assert '"episodes_per_step": 8' in out  # what the scheduler's step warnings judge: 2 tasks x 4 episodes
     assert "# checks before launch passed (env 'trail', task 0, played with the oracle 'trail-oracle'" in out
 
 
