@@ -132,3 +132,19 @@ async def test_without_a_system_prompt_the_policy_uses_the_envs_instructions(gue
     assert trajectory.tokens is not None
     prompt = tokenizer.decode(trajectory.tokens.prompt_ids)
     assert prompt.startswith("<|im_start|>system\nYou are playing a number-guessing game.")
+
+
+def test_a_response_budget_ends_the_episode_where_the_trainer_stops_training(tokenizer: Any) -> None:
+    """verl trains on ``response_length`` tokens after the prompt; the assembler never goes past them."""
+    from agenthub.rollout.tokens import ContextLengthExceeded, TokenAssembler
+
+    deltas = ChatTemplateDeltas(tokenizer, "rules")
+    assembler = TokenAssembler(deltas, "first", max_context=10_000, max_response=12)
+    assert assembler.room() == 12
+    turn = tokenizer.encode("guess 8", add_special_tokens=False)
+    assembler.add_model_turn(turn, None)
+    used = len(assembler.trace.response_ids)
+    assert assembler.room() == 12 - used
+    with pytest.raises(ContextLengthExceeded, match="would overflow max_response=12"):
+        assembler.add_env_turn("Too low. The secret number is between 9 and 16.")
+    assert len(assembler.trace.response_ids) == used  # the trace is left as it was

@@ -81,6 +81,7 @@ class TokenPolicy:
         sampling: SamplingParams | None = None,
         *,
         max_context: int = 4096,
+        max_response: int | None = None,
         system_prompt: str | None = None,
         parse_action: ActionParser | None = None,
         name: str = "token-policy",
@@ -89,6 +90,7 @@ class TokenPolicy:
         self.tokenizer = tokenizer
         self.sampling = sampling or SamplingParams()
         self.max_context = max_context
+        self.max_response = max_response
         self.parse_action = parse_action or str.strip
         self.name = name
         self.system_prompt = system_prompt
@@ -103,7 +105,10 @@ class TokenPolicy:
 
     def describe(self) -> dict[str, Any]:
         """What provenance records about this policy."""
-        return {"policy": self.name, "sampling": self.sampling.model_dump(), "max_context": self.max_context}
+        described = {"policy": self.name, "sampling": self.sampling.model_dump(), "max_context": self.max_context}
+        if self.max_response is not None:
+            described["max_response"] = self.max_response
+        return described
 
     def start_episode(self, task: Task, env: EnvInfo) -> TokenEpisode:
         # The policy's own system prompt wins; else the env's instructions, as served in /v1/info.
@@ -125,13 +130,18 @@ class TokenEpisode:
     async def act(self, observation: Observation) -> AgentReply:
         policy = self.policy
         if self.assembler is None:
-            self.assembler = TokenAssembler(self.deltas, observation.text, max_context=policy.max_context)
+            self.assembler = TokenAssembler(
+                self.deltas, observation.text, max_context=policy.max_context, max_response=policy.max_response
+            )
         else:
             self.assembler.add_env_turn(observation.text)
         # Keep room for the template's close of this turn, so the trace never passes max_context.
         room = self.assembler.room() - len(self.deltas.assistant_close)
         if room < 1:
-            raise ContextLengthExceeded(f"no room left to generate within max_context={policy.max_context}")
+            limit = f"max_context={policy.max_context}" + (
+                f" and max_response={policy.max_response}" if policy.max_response is not None else ""
+            )
+            raise ContextLengthExceeded(f"no room left to generate within {limit}")
         sampling = policy.sampling.model_copy(update={"max_tokens": min(policy.sampling.max_tokens, room)})
         generation = await call_generate(policy.generate, self.assembler.context_ids, sampling)
         if len(generation.token_ids) > sampling.max_tokens:

@@ -123,9 +123,19 @@ class ChatTemplateDeltas:
 class TokenAssembler:
     """Builds one episode's :class:`TokenTrace`, enforcing the context length."""
 
-    def __init__(self, deltas: ChatTemplateDeltas, first_observation: str, *, max_context: int) -> None:
+    def __init__(
+        self,
+        deltas: ChatTemplateDeltas,
+        first_observation: str,
+        *,
+        max_context: int,
+        max_response: int | None = None,
+    ) -> None:
         self.deltas = deltas
         self.max_context = max_context
+        # A trainer with a fixed response budget (verl's response_length) trains on no token past it:
+        # an episode that went on would be paid for turns the model is never trained on.
+        self.max_response = max_response
         self.trace = TokenTrace(prompt_ids=deltas.prompt(first_observation))
         if len(self.trace) >= max_context:
             raise ContextLengthExceeded(
@@ -139,7 +149,10 @@ class TokenAssembler:
 
     def room(self) -> int:
         """Tokens the model may still generate."""
-        return self.max_context - len(self.trace)
+        room = self.max_context - len(self.trace)
+        if self.max_response is not None:
+            room = min(room, self.max_response - len(self.trace.response_ids))
+        return room
 
     def add_model_turn(self, token_ids: Sequence[int], logprobs: Sequence[float] | None) -> None:
         if logprobs is not None and len(logprobs) != len(token_ids):
@@ -157,6 +170,12 @@ class TokenAssembler:
             raise ContextLengthExceeded(
                 f"the env's answer ({len(delta)} tokens) would overflow max_context={self.max_context} "
                 f"({len(self.trace)} tokens used)"
+            )
+        used = len(self.trace.response_ids)
+        if self.max_response is not None and used + len(delta) + reserve > self.max_response:
+            raise ContextLengthExceeded(
+                f"the env's answer ({len(delta)} tokens) would overflow max_response={self.max_response} "
+                f"({used} response tokens used)"
             )
         self._extend(delta, 0, None)
 

@@ -89,6 +89,9 @@ class AgenthubAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
             self.tokenizer,
             _sampling(sampling_params, settings.max_tokens),
             max_context=self.limits.prompt_length + self.limits.response_length,
+            # verl trains on response_length tokens after the prompt: the episode ends there (truncated), as
+            # verl's own tool agent loop does, rather than earning reward for turns cut from training
+            max_response=self.limits.response_length,
             system_prompt=settings.system_prompt,
             name="verl",
         )

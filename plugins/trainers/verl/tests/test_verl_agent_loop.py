@@ -44,9 +44,7 @@ def make_worker(tmp_path: Path, model: Path, url: str, engine: TrailEngine, **se
         n=2,
         tasks_per_step=2,
         gpus_per_node=1,
-        prompt_length=PROMPT_LENGTH,
-        response_length=RESPONSE_LENGTH,
-        **settings,
+        **{"prompt_length": PROMPT_LENGTH, "response_length": RESPONSE_LENGTH, **settings},
     )
     _store, launch, _files = prepare(config)
     verl_config = compose_verl(launch.command[3:])
@@ -127,6 +125,27 @@ def test_won_episode_is_verls_output_token_by_token(tmp_path: Path, tiny_model: 
     assert batch.batch["rm_scores"][0, length - 1].item() == pytest.approx(1.0)
     assert batch.batch["response_mask"][0].sum().item() == sum(want_mask)
     assert batch.batch["rollout_log_probs"].shape == batch.batch["responses"].shape
+
+
+def test_an_episode_ends_at_response_length_and_earns_only_what_is_trained(
+    tmp_path: Path, tiny_model: Path, tokenizer: Any, trail_url: str
+):
+    """verl trains on response_length tokens after the prompt: an episode must not earn reward past them."""
+    whole = TrailEngine(tokenizer)
+    worker, dataset = make_worker(tmp_path / "whole", tiny_model, trail_url, whole)
+    assert asyncio.run(run_sample(worker, dataset, 1)).reward_score == pytest.approx(1.0)
+    first, second = whole.calls[0], whole.calls[1]
+    # response tokens through the second model turn and its close (one newline after <|im_end|>)
+    through_second = len(second["prompt_ids"]) + len(second["token_ids"]) + 1 - len(first["prompt_ids"])
+
+    engine = TrailEngine(tokenizer)
+    worker, dataset = make_worker(tmp_path / "short", tiny_model, trail_url, engine, response_length=through_second + 1)
+    output = asyncio.run(run_sample(worker, dataset, 1))
+    assert len(engine.calls) == 2  # the third fork's observation would not fit: the episode ends there
+    assert output.extra_fields["agenthub_outcome"] == "truncated"
+    assert output.reward_score == pytest.approx(2 / 3)  # paid for the two forks it is trained on, not three
+    _, response, mask, _ = unpadded(output)
+    assert len(response) == through_second and sum(mask) == sum(len(c["token_ids"]) for c in engine.calls)
 
 
 def test_lost_episode_is_trained_with_reward_zero(tmp_path: Path, tiny_model: Path, tokenizer: Any, trail_url: str):
