@@ -66,10 +66,14 @@ async def test_sampled_tokens_are_kept_exactly_and_env_turns_use_the_template(to
         t for g in engine.returned for t in g.token_ids
     ]
     assert [x for turn in trajectory.turns for x in turn.logprobs or []] == sampled_logprobs
-    # The whole sequence is what the tokenizer's own template renders for the conversation.
-    assert trace.prompt_ids + ids == render(tokenizer, conversation(trajectory), add_generation_prompt=False)
-    # Each generation was conditioned on the trace so far (the prefix the trainer will score).
+    # The whole sequence is what the tokenizer's own template renders for the conversation, each model
+    # turn as it renders a past one (Qwen3's adds a think block to the last assistant message only).
     full = trace.prompt_ids + ids
+    history = [*conversation(trajectory), {"role": "user", "content": "next"}]
+    assert render(tokenizer, history, add_generation_prompt=False)[: len(full)] == full
+    if not ChatTemplateDeltas(tokenizer).last_turn_differs:
+        assert full == render(tokenizer, conversation(trajectory), add_generation_prompt=False)
+    # Each generation was conditioned on the trace so far (the prefix the trainer will score).
     for prompt in engine.calls:
         assert full[: len(prompt)] == prompt
 
@@ -84,9 +88,9 @@ async def test_a_turn_cut_by_max_tokens_gets_the_whole_close_from_the_template(t
     first = len(engine.returned[0].token_ids)
     assert trace.response_ids[first : first + len(close)] == close
     assert trace.response_mask[first : first + len(close)] == [0] * len(close)
-    assert trace.prompt_ids + trace.response_ids == render(
-        tokenizer, conversation(trajectory), add_generation_prompt=False
-    )
+    full = trace.prompt_ids + trace.response_ids
+    history = [*conversation(trajectory), {"role": "user", "content": "next"}]  # every model turn a past one
+    assert render(tokenizer, history, add_generation_prompt=False)[: len(full)] == full
 
 
 async def test_the_context_guard_truncates_before_overflow(tokenizer: Any, guess_url: str) -> None:
@@ -148,3 +152,24 @@ def test_a_response_budget_ends_the_episode_where_the_trainer_stops_training(tok
     with pytest.raises(ContextLengthExceeded, match="would overflow max_response=12"):
         assembler.add_env_turn("Too low. The secret number is between 9 and 16.")
     assert len(assembler.trace.response_ids) == used  # the trace is left as it was
+
+
+def test_qwen3s_template_is_assembled_turn_by_turn_without_re_encoding() -> None:
+    """Qwen3 renders the last assistant message with a think block and earlier ones without: an env turn is
+    what follows a past assistant message, appended after the sampled tokens as they are."""
+    tokenizer = build_tokenizer("qwen3")
+    deltas = ChatTemplateDeltas(tokenizer, "rules")
+    assert deltas.last_turn_differs
+    assert (
+        tokenizer.decode(deltas.env_turn("Too low.")) == "<|im_start|>user\nToo low.<|im_end|>\n<|im_start|>assistant\n"
+    )
+    # A reply with its own reasoning is kept as sampled, think block included, and the episode goes on from it.
+    sampled = tokenizer.encode("<think>\nlow half\n</think>\n\nguess 4", add_special_tokens=False)
+    from agenthub.rollout.tokens import TokenAssembler
+
+    assembler = TokenAssembler(deltas, "Guess a number.", max_context=1024)
+    assembler.add_model_turn([*sampled, deltas.assistant_close[0]], None)
+    assembler.add_env_turn("Too low.")
+    assert assembler.trace.response_ids[: len(sampled)] == sampled
+    text = tokenizer.decode(assembler.context_ids)
+    assert text.endswith("guess 4<|im_end|>\n<|im_start|>user\nToo low.<|im_end|>\n<|im_start|>assistant\n")

@@ -78,7 +78,49 @@ class ChatTemplateDeltas:
                 "cannot be found; use a tokenizer whose template closes assistant turns"
             )
         self._closed_conversation = first
-        self.env_turn("probe")  # fail now, not mid-episode, on a template that rewrites history
+        # Some templates (Qwen3's) render the last assistant message unlike earlier ones (an empty think
+        # block, reasoning kept only there). Then an env turn is what follows a *historical* assistant
+        # message; sampled tokens are still never re-encoded.
+        self.last_turn_differs = False
+        self._check_append_only()
+
+    def _check_append_only(self) -> None:
+        """Fail now, not mid-episode, on a template that rewrites the conversation when a turn is added."""
+        before = self._closed_conversation
+        after = self._render_with_env(self._REPLIES[0], "probe")
+        if after[: len(before)] == before:
+            return
+        self.last_turn_differs = True
+        # Two exchanges, each assistant message in its historical form: the conversation must be the first
+        # exchange's prompt, then the second reply and its close, then the env turn, appended in order.
+        both = render(
+            self.tokenizer,
+            [
+                *self._base(),
+                {"role": "assistant", "content": self._REPLIES[0]},
+                {"role": "user", "content": "probe"},
+                {"role": "assistant", "content": self._REPLIES[1]},
+                {"role": "user", "content": "second probe"},
+            ],
+            add_generation_prompt=True,
+        )
+        closing = [*self.assistant_close, *self.env_turn("second probe")]
+        if both[: len(after)] != after or both[-len(closing) :] != closing:
+            raise TokenAssemblyError(
+                "the chat template rewrites earlier turns when a message is added (prefix check failed), so a "
+                "multi-turn episode cannot be assembled token by token; use a template that only appends"
+            )
+
+    def _render_with_env(self, reply: str, observation: str) -> list[int]:
+        return render(
+            self.tokenizer,
+            [
+                *self._base(),
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": observation},
+            ],
+            add_generation_prompt=True,
+        )
 
     def _base(self) -> list[Message]:
         return [*self.head, {"role": "user", "content": self._USER}]
@@ -102,22 +144,24 @@ class ChatTemplateDeltas:
 
     def env_turn(self, observation: str) -> list[int]:
         """Tokens of the env's answer as a user message, plus the next generation prompt."""
-        before = self._closed_conversation
-        after = render(
-            self.tokenizer,
-            [
-                *self._base(),
-                {"role": "assistant", "content": self._REPLIES[0]},
-                {"role": "user", "content": observation},
-            ],
-            add_generation_prompt=True,
-        )
-        if after[: len(before)] != before:
+        after = self._render_with_env(self._REPLIES[0], observation)
+        if not self.last_turn_differs:
+            before = self._closed_conversation
+            if after[: len(before)] != before:
+                raise TokenAssemblyError(
+                    "the chat template rewrites earlier turns when a message is added (prefix check failed), so a "
+                    "multi-turn episode cannot be assembled token by token; use a template that only appends"
+                )
+            return after[len(before) :]
+        # What follows any (historical) assistant message's close: the same after two different replies.
+        shared = _common_suffix(after, self._render_with_env(self._REPLIES[1], observation))
+        close = self.assistant_close
+        if shared[: len(close)] != close:
             raise TokenAssemblyError(
-                "the chat template rewrites earlier turns when a message is added (prefix check failed), so a "
-                "multi-turn episode cannot be assembled token by token; use a template that only appends"
+                "the chat template closes an earlier assistant message unlike the last one, so the env's turn "
+                "cannot be placed after a sampled turn; use a template whose assistant messages end alike"
             )
-        return after[len(before) :]
+        return shared[len(close) :]
 
 
 class TokenAssembler:

@@ -3,8 +3,9 @@
 ``build_tokenizer("chatml")`` trains a small byte-level BPE on a built-in
 corpus and wraps it as a ``transformers.PreTrainedTokenizerFast`` with a real
 chat template, so code under test meets the same API it meets with a real
-model's tokenizer. Two template families are offered (ChatML as in Qwen2 and
-the Llama 3 header format) so that tests can show no format is hard-coded.
+model's tokenizer. Three templates are offered (ChatML as in Qwen2, Qwen3's, which
+renders the last assistant message unlike earlier ones, and the Llama 3 header
+format) so that tests can show no format is hard-coded.
 
 Needs ``transformers`` and ``tokenizers`` (in ``agenthub[test]``).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
-TemplateName = Literal["chatml", "llama3"]
+TemplateName = Literal["chatml", "qwen3", "llama3"]
 
 CHAT_TEMPLATES: dict[str, str] = {
     "chatml": (
@@ -22,6 +23,26 @@ CHAT_TEMPLATES: dict[str, str] = {
         "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
         "{% endfor %}"
         "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+    ),
+    # Qwen3's behaviour without its tool branches: the last assistant message after the last user
+    # message gets a think block (empty unless the reply has one); earlier ones are shown without it.
+    "qwen3": (
+        "{%- set ns = namespace(last_query=-1) %}"
+        "{%- for message in messages %}{% if message['role'] == 'user' %}{% set ns.last_query = loop.index0 %}"
+        "{% endif %}{% endfor %}"
+        "{%- for message in messages %}"
+        "{%- if message['role'] == 'assistant' %}"
+        "{%- set content = message['content'] %}{% set reasoning = '' %}"
+        "{%- if '</think>' in content %}"
+        "{%- set reasoning = content.split('</think>')[0].split('<think>')[-1].strip('\n') %}"
+        "{%- set content = content.split('</think>')[-1].lstrip('\n') %}"
+        "{%- endif %}"
+        "{%- if loop.index0 > ns.last_query and (loop.last or reasoning) %}"
+        "{{- '<|im_start|>assistant\n<think>\n' + reasoning + '\n</think>\n\n' + content + '<|im_end|>\n' }}"
+        "{%- else %}{{- '<|im_start|>assistant\n' + content + '<|im_end|>\n' }}{% endif %}"
+        "{%- else %}{{- '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{% endif %}"
+        "{%- endfor %}"
+        "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{% endif %}"
     ),
     "llama3": (
         "{{ bos_token }}"
@@ -34,10 +55,12 @@ CHAT_TEMPLATES: dict[str, str] = {
 
 SPECIAL_TOKENS: dict[str, dict[str, str]] = {
     "chatml": {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": "<|endoftext|>"},
+    "qwen3": {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": "<|endoftext|>"},
     "llama3": {"eos_token": "<|eot_id|>", "pad_token": "<|end_of_text|>", "bos_token": "<|begin_of_text|>"},
 }
 EXTRA_SPECIALS: dict[str, list[str]] = {
     "chatml": ["<|im_start|>"],
+    "qwen3": ["<|im_start|>"],
     "llama3": ["<|start_header_id|>", "<|end_header_id|>"],
 }
 
