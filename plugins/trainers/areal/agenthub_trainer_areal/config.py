@@ -44,6 +44,12 @@ class ArealConfig(BaseModel):
     url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
     token: str | None = None
     max_attempts: int = Field(default=3, ge=1, description="attempts per episode on infrastructure failures")
+    resamples: int = Field(
+        default=2,
+        ge=0,
+        description="new episodes of the task after an episode's attempts all failed (a group stays whole; "
+        "after the last, AReaL drops the whole group)",
+    )
     episode_timeout_s: float | None = Field(default=None, gt=0)
     rollout_backend: str = Field(default="sglang:d1", description="AReaL's rollout.backend, e.g. sglang:d4t2, vllm:d2")
     actor_backend: str = Field(default="fsdp:d1", description="AReaL's actor.backend, e.g. fsdp:d4, megatron:d2t2")
@@ -91,6 +97,7 @@ class HubSection(BaseModel):
     max_context: int = Field(default=8192, ge=16)
     horizon: int | dict[str, Any] | None = None
     max_attempts: int = Field(default=3, ge=1)
+    resamples: int = Field(default=2, ge=0)
     episode_timeout_s: float | None = Field(default=None, gt=0)
     system_prompt: str | None = None
     run_dir: str | None = None

@@ -89,6 +89,7 @@ def workflow_kwargs(config: Any, hub: HubSection) -> dict[str, Any]:
         "processes": hub.processes,
         "capacity": hub.capacity,
         "max_attempts": hub.max_attempts,
+        "resamples": hub.resamples,
         "episode_timeout_s": hub.episode_timeout_s,
         "system_prompt": hub.system_prompt,
         "run_dir": hub.run_dir,

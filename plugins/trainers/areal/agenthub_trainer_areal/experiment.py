@@ -85,6 +85,7 @@ def hub_section(config: ArealConfig, run_dir: Path) -> HubSection:
         max_context=config.max_context,
         horizon=config.horizon,
         max_attempts=config.max_attempts,
+        resamples=config.resamples,
         episode_timeout_s=config.episode_timeout_s,
         run_dir=str(run_dir),
     )

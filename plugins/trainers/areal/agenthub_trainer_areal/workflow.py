@@ -6,8 +6,18 @@ group and concatenates the rows). Here ``data`` is one task of the env (a
 row of the dataset the entry script builds); the episode runs on the env's
 servers through the hub executor, and every model turn is sampled by AReaL's
 own inference engine (:mod:`.generate`), so the tokens AReaL trains on are
-exactly the ones it sampled. The answer is :func:`.tensors.episode_tensors`,
-or None for an infrastructure failure, which AReaL then rejects.
+exactly the ones it sampled. The answer is :func:`.tensors.episode_tensors`.
+
+Groups stay whole. AReaL normalises rewards in fixed-size groups
+(``actor.reward_norm.group_size``) at fixed offsets of the batch, so a group
+one member short would shift every later group. An episode that ends in an
+infrastructure failure (after the executor's own retries on fresh sessions)
+is therefore played again, as a new episode of the same task, up to
+``resamples`` times; if it still fails, :class:`GroupDropped` is raised, which
+``GroupedRolloutWorkflow``'s ``asyncio.gather`` passes up and AReaL's workflow
+executor turns into the rejection of the *whole* group (another task takes its
+place in the batch). Without a group (``gconfig.n_samples == 1``) the answer
+is None instead, which AReaL rejects the same way.
 
 The turn limit of each episode is the horizon schedule's value at the
 engine's weight version, which AReaL advances once per training step
@@ -78,6 +88,10 @@ def turn_gconfig(gconfig: Any, tokenizer: Any) -> Any:
     return gconfig
 
 
+class GroupDropped(ArealAdapterError):
+    """An episode of a GRPO group failed every resample: AReaL rejects the whole group, never a part of it."""
+
+
 class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
     """Runs one episode per ``arun_episode`` through the hub executor, sampling with AReaL's engine.
 
@@ -86,6 +100,8 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
     first episode, in the rollout worker's own event loop; or a ready
     ``pool``. ``run_dir``: an agenthub run directory to append every
     trajectory to (dropped ones included, marked with their outcome).
+    ``resamples``: new episodes of the same task after an infrastructure
+    failure, so that a GRPO group stays whole (see the module docstring).
     """
 
     def __init__(
@@ -101,6 +117,7 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
         processes: int = 1,
         capacity: int = 64,
         max_attempts: int = 3,
+        resamples: int = 2,
         episode_timeout_s: float | None = None,
         system_prompt: str | None = None,
         run_dir: str | None = None,
@@ -120,6 +137,10 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
         self.processes = processes
         self.capacity = capacity
         self.max_attempts = max_attempts
+        if resamples < 0:
+            raise ArealAdapterError(f"resamples={resamples} is negative; use 0 (no resample) or more")
+        self.resamples = resamples
+        self.group_size = int(getattr(gconfig, "n_samples", 1))
         self.episode_timeout_s = episode_timeout_s
         self.system_prompt = system_prompt
         self.store = RunStore.existing(run_dir) if run_dir else None
@@ -145,6 +166,34 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
         executor, info, horizon = await self._hub()
         version = int(engine.get_version())
         task = task.model_copy(update={"max_turns": horizon.max_turns(version)})
+        for sample in range(self.resamples + 1):
+            trajectory, episode = await self._play(executor, info, task, engine, version)
+            if trajectory.trainable:
+                trace = trajectory.tokens
+                versions = episode.token_versions(trace.response_mask) if trace is not None else []
+                return episode_tensors(trajectory, versions)
+            left = self.resamples - sample
+            log.warning(
+                "episode %s failed (%s): %s; %s",
+                trajectory.key,
+                trajectory.outcome.value,
+                trajectory.error,
+                f"playing the task again ({left} resamples left)" if left else "no resamples left",
+            )
+        if self.group_size > 1:
+            # A shorter group would misalign AReaL's fixed-size group normalisation: drop all of it.
+            raise GroupDropped(
+                f"task {task.task_id} of env {task.env!r} failed {self.resamples + 1} times in a row "
+                f"(last: {trajectory.outcome.value}: {trajectory.error}); AReaL drops its whole group of "
+                f"{self.group_size}. If this repeats, check the env servers (url=/processes=) or raise "
+                "max_attempts/resamples/episode_timeout_s"
+            )
+        return None
+
+    async def _play(
+        self, executor: Executor, info: EnvInfo, task: Task, engine: Any, version: int
+    ) -> tuple[Trajectory, EpisodeGenerations]:
+        """One episode of ``task`` (a new request id, so a new server-side generation), stored and counted."""
         episode = EpisodeGenerations(engine=engine, gconfig=self.gconfig)
         bound = bind_episode(episode)
         try:
@@ -155,12 +204,7 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
             self.store.write(trajectory)
         self._record_stats(trajectory)
         STEP_LOG.add(trajectory, step=version + 1)
-        if not trajectory.trainable:
-            log.warning("episode %s dropped (%s): %s", trajectory.key, trajectory.outcome.value, trajectory.error)
-            return None
-        trace = trajectory.tokens
-        versions = episode.token_versions(trace.response_mask) if trace is not None else []
-        return episode_tensors(trajectory, versions)
+        return trajectory, episode
 
     async def close(self) -> None:
         """Close the run's trajectory file and stop the env servers this workflow started.

@@ -27,7 +27,7 @@ from areal.infra.remote_inf_engine import GroupedRolloutWorkflow
 from standin_engine import EngineCall, StandInEngine
 
 from agenthub_trainer_areal import workflow as workflow_module
-from agenthub_trainer_areal.workflow import HubWorkflow, task_row
+from agenthub_trainer_areal.workflow import GroupDropped, HubWorkflow, task_row
 
 MAX_NEW_TOKENS = 8
 ROW = task_row(Task(env="trail", task_id=3, split="train"))
@@ -36,10 +36,10 @@ ROW = task_row(Task(env="trail", task_id=3, split="train"))
 def make_workflow(tokenizer: Any, pool: EnvPool, run_dir: Path, **kwargs: Any) -> HubWorkflow:
     store = RunStore.create({"test": True}, root=run_dir.parent, run_id=run_dir.name)
     store.close()
+    kwargs.setdefault("gconfig", GenerationHyperparameters(max_new_tokens=MAX_NEW_TOKENS, temperature=0.7))
     return HubWorkflow(
         env="trail",
         tokenizer=tokenizer,
-        gconfig=GenerationHyperparameters(max_new_tokens=MAX_NEW_TOKENS, temperature=0.7),
         max_context=1024,
         pool=pool,
         run_dir=str(store.path),
@@ -147,35 +147,52 @@ class StallOneEpisode:
         return asyncio.sleep(30) if request.rid == self.rid else None
 
 
-def test_a_group_drops_its_infra_failure_and_pads_the_rest(
-    tokenizer: Any, trail_server: LocalServer, tmp_path: Path
-) -> None:
-    """AReaL's GroupedRolloutWorkflow (n_samples=3) over HubWorkflow: the timed-out episode is not trained on."""
+def run_group(tokenizer: Any, server: LocalServer, run_dir: Path, size: int, **kwargs: Any) -> dict[str, Any] | None:
+    """AReaL's GroupedRolloutWorkflow (``gconfig.n_samples=size``) over HubWorkflow, one stalled episode."""
     engine = StandInEngine(tokenizer, follow=True, on_call=StallOneEpisode())
 
     async def go() -> dict[str, Any] | None:
-        async with EnvPool.from_urls([trail_server.url]) as pool:
-            workflow = make_workflow(tokenizer, pool, tmp_path / "run", episode_timeout_s=2.0, max_attempts=1)
-            group = GroupedRolloutWorkflow(workflow, 3, logging.getLogger("test"))
+        async with EnvPool.from_urls([server.url]) as pool:
+            gconfig = GenerationHyperparameters(max_new_tokens=MAX_NEW_TOKENS, temperature=0.7, n_samples=size)
+            workflow = make_workflow(
+                tokenizer, pool, run_dir, gconfig=gconfig, episode_timeout_s=2.0, max_attempts=1, **kwargs
+            )
+            group = GroupedRolloutWorkflow(workflow, size, logging.getLogger("test"))
             try:
                 return await group.arun_episode(engine, ROW)
             finally:
                 await workflow.close()
 
-    out = asyncio.run(go())
+    return asyncio.run(go())
+
+
+def test_a_group_stays_whole_when_an_episode_times_out(
+    tokenizer: Any, trail_server: LocalServer, tmp_path: Path
+) -> None:
+    """The timed-out episode is played again: AReaL gets all 3 rows, as its fixed-size group normalisation needs."""
+    out = run_group(tokenizer, trail_server, tmp_path / "run", 3)
     episodes = stored(tmp_path / "run")
-    assert sorted(t.outcome.value for t in episodes) == ["success", "success", "timeout"]
-    assert out is not None and check_trajectory_format(out, batch_size=2)
+    assert sorted(t.outcome.value for t in episodes) == ["success", "success", "success", "timeout"]
+    assert out is not None and check_trajectory_format(out, batch_size=3)
     kept = [t for t in episodes if t.trainable]
     by_length = {len(t.tokens.prompt_ids) + len(t.tokens.response_ids): t for t in kept if t.tokens}
-    for row in range(2):
+    for row in range(3):
         length = int(out["attention_mask"][row].sum())
         trace = by_length[length].tokens
         assert trace is not None
         assert out["input_ids"][row, :length].tolist() == trace.prompt_ids + trace.response_ids
         assert out["loss_mask"][row, :length].tolist() == [0] * len(trace.prompt_ids) + trace.response_mask
         assert out["loss_mask"][row, length:].sum() == 0  # padding is never trained on
-    assert out["rewards"].tolist() == [1.0, 1.0]
+    assert out["rewards"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_group_whose_episode_fails_every_resample_is_dropped_whole(
+    tokenizer: Any, trail_server: LocalServer, tmp_path: Path
+) -> None:
+    """No resample left: the group raises, which AReaL's workflow executor turns into rejecting all of it."""
+    with pytest.raises(GroupDropped, match="drops its whole group of 3"):
+        run_group(tokenizer, trail_server, tmp_path / "run", 3, resamples=0)
+    assert "timeout" in [t.outcome.value for t in stored(tmp_path / "run")]
 
 
 def kill_server_on_second_turn(server: LocalServer) -> Callable[[StandInEngine, ModelRequest], Any]:
@@ -193,6 +210,7 @@ def fail_to_align(engine: StandInEngine, request: ModelRequest) -> None:
 
 @pytest.mark.parametrize("failure", ["env_error", "agent_error", "timeout"])
 def test_infra_failures_return_none(tokenizer: Any, tmp_path: Path, failure: str) -> None:
+    """Without a group (n_samples=1) and no resample left, the failed episode is None: AReaL rejects it."""
     with LocalServer("trail") as server:
         on_call = {
             "env_error": kill_server_on_second_turn(server),
@@ -205,7 +223,9 @@ def test_infra_failures_return_none(tokenizer: Any, tmp_path: Path, failure: str
             # A pool of URLs is never restarted; it gives up on a dead server after 1 s.
             async with EnvPool.from_urls([server.url], unhealthy_wait_s=1.0) as pool:
                 timeout = 2.0 if failure == "timeout" else None
-                workflow = make_workflow(tokenizer, pool, tmp_path / "run", episode_timeout_s=timeout, max_attempts=2)
+                workflow = make_workflow(
+                    tokenizer, pool, tmp_path / "run", episode_timeout_s=timeout, max_attempts=2, resamples=0
+                )
                 try:
                     return await workflow.arun_episode(engine, ROW)
                 finally:
