@@ -5,7 +5,8 @@ that ``actor_rollout_ref.rollout.agent.agent_loop_config_path`` names, and
 awaits ``run(sampling_params, **row)``. Here that runs one env episode:
 
 1. the task comes from the dataset row (``extra_info.agenthub_task``), its turn
-   limit from the horizon schedule at verl's ``global_steps`` (ScalingInter-RL);
+   limit from the horizon schedule at verl's ``global_steps`` (ScalingInter-RL;
+   see :func:`training_step` for where each verl trainer puts it);
 2. the model is verl's own inference engine, through ``server_manager.generate``
    with one request id for the whole episode (:mod:`.engine`), wrapped as a
    :class:`~agenthub.rollout.policy.TokenPolicy` with the model's tokenizer, so
@@ -18,6 +19,9 @@ awaits ``run(sampling_params, **row)``. Here that runs one env episode:
 from __future__ import annotations
 
 import logging
+import sys
+from collections.abc import Mapping
+from types import FrameType
 from typing import Any
 from uuid import uuid4
 
@@ -69,7 +73,7 @@ class AgenthubAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         settings = self.settings
-        step = _training_step(kwargs)
+        step = training_step(kwargs)
         task = task_of_row(kwargs)
         try:
             pool = await shared_pool(settings)
@@ -138,10 +142,33 @@ def horizon(settings: LoopSettings, info: EnvInfo) -> HorizonSchedule:
     return build_horizon(settings.horizon, get_plugin_host().horizon)
 
 
-def _training_step(row: dict[str, Any]) -> int:
-    """verl's ``global_steps`` (1-based; V1 passes it with each sample) as the schedule's 0-based step."""
+def training_step(row: Mapping[str, Any]) -> int:
+    """verl's ``global_steps`` (1-based) as the schedule's 0-based step; call it before ``run`` first awaits.
+
+    verl 0.9.1 gives it to the agent loop in one of two places:
+
+    * the V1 trainer (``trainer.use_v1``, the default) puts ``global_steps`` in each sample's row;
+    * the legacy ``RayPPOTrainer`` sets only ``gen_batch.meta_info["global_steps"]``, which
+      ``AgentLoopWorker.generate_sequences`` turns into the ``trajectory`` argument of
+      ``_run_agent_loop`` (``get_trajectory_info(meta_info["global_steps"], ...)``: ``step``),
+      the coroutine that awaits ``run``; it reaches no argument of ``run``, so it is read there.
+    """
     value = row.get("global_steps")
+    if value is None:
+        value = _legacy_trainer_step()
     return max(int(value) - 1, 0) if value is not None else 0
+
+
+def _legacy_trainer_step() -> int | None:
+    """``trajectory["step"]`` of the ``_run_agent_loop`` that awaits this loop (-1 there: no step given)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_run_agent_loop":
+            trajectory = frame.f_locals.get("trajectory")
+            step = trajectory.get("step") if isinstance(trajectory, Mapping) else None
+            return int(step) if step is not None and int(step) >= 1 else None
+        frame = frame.f_back
+    return None
 
 
 def _weight_versions(row: dict[str, Any]) -> dict[str, Any]:

@@ -57,6 +57,14 @@ class VerlConfig(BaseModel):
     unhealthy_wait_s: float = Field(default=60.0, gt=0, description="wait for a failing env server, per episode")
     system_prompt: str | None = None
     on_infra_failure: Literal["mask", "raise"] = "mask"
+    rollout_is: Literal["token", "sequence"] | None = Field(
+        default="token",
+        description="off-policy correction with the sampler's logprobs: algorithm.rollout_correction.rollout_is "
+        "(truncated importance sampling per token or per sequence); null turns it off",
+    )
+    rollout_is_threshold: float = Field(
+        default=2.0, gt=0, description="algorithm.rollout_correction.rollout_is_threshold: the weights' upper bound"
+    )
     save_freq: int = Field(default=50, ge=-1, description="trainer.save_freq (-1: never)")
     runs_dir: str = "runs"
     run_id: str | None = None

@@ -116,6 +116,10 @@ def hydra_overrides(config: VerlConfig, run_dir: Path, *, validate: bool) -> lis
         "actor_rollout_ref.rollout.temperature": config.temperature,
         "actor_rollout_ref.rollout.top_p": config.top_p,
         "actor_rollout_ref.rollout.calculate_log_probs": True,
+        # The sampler's logprobs correct the gap between the inference engine and the trained policy (and
+        # stale weights): verl's decoupled truncated importance sampling (RolloutCorrectionConfig.decoupled_*_is).
+        "algorithm.rollout_correction.rollout_is": config.rollout_is,
+        "algorithm.rollout_correction.rollout_is_threshold": config.rollout_is_threshold,
         "actor_rollout_ref.rollout.multi_turn.enable": True,
         "actor_rollout_ref.rollout.agent.num_workers": config.agent_workers,
         "actor_rollout_ref.rollout.agent.default_agent_loop": AGENT_NAME,

@@ -17,7 +17,7 @@ import pytest
 import torch
 from agenthub.service.launcher import LocalServer
 from agenthub.training import StepOutcomeLog
-from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+from verl.experimental.agent_loop.agent_loop import AgentLoopWorker, get_trajectory_info
 from verl.utils.dataset.rl_dataset import RLHFDataset
 
 from agenthub_trainer_verl import agent_loop
@@ -53,10 +53,14 @@ def make_worker(tmp_path: Path, model: Path, url: str, engine: TrailEngine, **se
     return worker, dataset
 
 
-async def run_sample(worker: Any, dataset: Any, index: int, **extra: Any) -> Any:
-    """One sample through verl's ``_run_agent_loop`` (hydra instantiation, run, padding)."""
+async def run_sample(worker: Any, dataset: Any, index: int, *, meta_step: int = -1, **extra: Any) -> Any:
+    """One sample through verl's ``_run_agent_loop`` (hydra instantiation, run, padding).
+
+    ``meta_step``: the batch's ``meta_info["global_steps"]`` (the legacy trainer's only step), turned
+    into ``_run_agent_loop``'s ``trajectory`` argument by verl's own ``get_trajectory_info``.
+    """
     row = {k: v for k, v in dataset[index].items() if not isinstance(v, torch.Tensor)}
-    trajectory = {"step": 1, "sample_index": index, "rollout_n": 0, "validate": False}
+    [trajectory] = await get_trajectory_info(meta_step, [index], False)
     try:
         return await worker._run_agent_loop(dict(SAMPLING), trajectory, trace=False, **row, **extra)
     finally:
@@ -223,3 +227,17 @@ def test_horizon_follows_verls_training_step(
     # step 3 began, so step 1 is over in this worker: its only episode hit the turn limit, and the log says so
     assert len(said) == 1 and said[0].startswith("warning: step 1: 1 of 1 episodes ended truncated")
     assert "they hit the turn limit" in said[0]
+
+
+def test_horizon_follows_the_legacy_trainers_step(tmp_path: Path, tiny_model: Path, tokenizer: Any, trail_url: str):
+    """verl's legacy RayPPOTrainer (trainer.use_v1=false) sets only the batch's meta_info["global_steps"]."""
+    engine = TrailEngine(tokenizer)
+    horizon = {"kind": "stepwise", "rounds": [1, 3], "every": 2}
+    worker, dataset = make_worker(tmp_path, tiny_model, trail_url, engine, horizon=horizon)
+
+    early = asyncio.run(run_sample(worker, dataset, 0, meta_step=1))  # no global_steps in the row
+    assert early.extra_fields["agenthub_turns"] == 1
+    assert early.extra_fields["agenthub_outcome"] == "truncated"
+    late = asyncio.run(run_sample(worker, dataset, 0, meta_step=3))
+    assert late.extra_fields["agenthub_turns"] == 3
+    assert late.extra_fields["agenthub_outcome"] == "success"

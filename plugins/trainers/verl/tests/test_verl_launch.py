@@ -156,3 +156,22 @@ def test_dry_run_refuses_token_limits_that_cannot_train(
     assert "  - prompt_length: the first prompt of task" in error and "Set prompt_length>=" in error
     assert main([*args, "max_tokens=64"]) == 0
     assert "# checks before launch passed (env 'guess'" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("settings", "expected"), [({}, "token"), ({"rollout_is": None}, None)])
+def test_off_policy_correction_is_on_by_default_and_can_be_turned_off(
+    tmp_path: Path, settings: dict[str, object], expected: str | None
+):
+    """verl's rollout importance sampling reads the logprobs the agent loop returns; rollout_is=null: none."""
+    from verl.trainer.config.algorithm import RolloutCorrectionConfig
+    from verl.utils.config import omega_conf_to_dataclass
+
+    run_dir, _ = prepared(tmp_path, **settings)
+    command = command_of(run_dir)
+    assert f"algorithm.rollout_correction.rollout_is={expected or 'null'}" in command
+    config = compose_verl(command[3:])
+    # verl's own typed config validates the section (its __post_init__ refuses unknown levels)
+    correction = omega_conf_to_dataclass(config.algorithm.rollout_correction, RolloutCorrectionConfig)
+    assert correction.rollout_is == expected and float(correction.rollout_is_threshold) == 2.0
+    assert correction.rollout_rs is None and not correction.bypass_mode
+    assert config.actor_rollout_ref.rollout.calculate_log_probs  # the weights' denominator
