@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Estimator = Literal["group_norm", "dr_grpo", "rloo", "reinforce_baseline", "reinforce", "gae"]
 
@@ -57,6 +57,11 @@ class OpenRlhfConfig(BaseModel):
     estimator: Estimator = "group_norm"
     learning_rate: float = Field(default=1e-6, gt=0)
     kl_coef: float = Field(default=0.0, ge=0, description="0: no reference model")
+    is_correction: Literal["token", "seq", "off"] = Field(
+        default="token",
+        description="off-policy correction with vLLM's logprobs (--algo.advantage.is_correction_level): token, "
+        "seq, or off",
+    )
     filter_range: tuple[float, float] = Field(
         default=WIDE_FILTER, description="dynamic filtering: groups whose mean reward is outside are redrawn"
     )
@@ -78,6 +83,11 @@ class OpenRlhfConfig(BaseModel):
         default=None, description="submit to this Ray cluster with `ray job submit` instead of running locally"
     )
     openrlhf: dict[str, Any] = Field(default_factory=dict, description="more train_ppo_ray flags, openrlhf.KEY=V")
+
+    @field_validator("is_correction", mode="before")
+    @classmethod
+    def _off(cls, value: Any) -> Any:
+        return "off" if value is False else value  # YAML reads a bare `off` as false
 
     @model_validator(mode="after")
     def _coherent(self) -> OpenRlhfConfig:

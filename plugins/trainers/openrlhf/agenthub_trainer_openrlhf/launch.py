@@ -89,6 +89,9 @@ def train_flags(config: OpenRlhfConfig, run_dir: Path) -> dict[str, FlagValue]:
         "train.seed": config.seed,
         "algo.advantage.estimator": config.estimator,
         "algo.kl.init_coef": config.kl_coef,
+        # vLLM's logprobs (which the agent returns) correct the gap between vLLM and the DeepSpeed actor:
+        # OpenRLHF's importance-sampling correction, with its own mode (mask) and bounds (0.5, 5.0).
+        "algo.advantage.is_correction_level": config.is_correction,
         # Required to drop infra failures: their NaN score fails the range check (see response.py).
         "algo.dynamic_filtering_enable": True,
         "algo.dynamic_filtering_range": list(config.filter_range),

@@ -7,6 +7,11 @@ run around the agent; the agent module itself needs no shim.
 
 from __future__ import annotations
 
+import argparse
+import ast
+import datetime
+import importlib.util
+import os
 import random
 import sys
 from collections.abc import Iterator, Sequence
@@ -129,3 +134,38 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from agenthub.testing.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+# -- OpenRLHF's own train_ppo_ray argument parser, without importing that module (it imports vLLM at the top).
+# openrlhf/cli/train_ppo_ray.py builds its parser inside `if __name__ == "__main__":`; the statements before
+# `args = parser.parse_args()` are run here as written, so flags are checked against exactly the names, types
+# and choices OpenRLHF 0.11.2 accepts.
+
+
+def train_ppo_ray_parser() -> argparse.ArgumentParser:
+    spec = importlib.util.find_spec("openrlhf.cli.train_ppo_ray")
+    assert spec is not None and spec.origin is not None
+    with open(spec.origin, encoding="utf-8") as file:
+        tree = ast.parse(file.read())
+    main = next(n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test))
+    statements: list[ast.stmt] = []
+    for statement in main.body:
+        if isinstance(statement, ast.Assign) and "parse_args" in ast.unparse(statement.value):
+            break
+        statements.append(statement)
+    namespace = {"argparse": argparse, "os": os, "datetime": datetime.datetime}
+    exec(compile(ast.Module(body=statements, type_ignores=[]), spec.origin, "exec"), namespace)
+    parser = namespace["parser"]
+    assert isinstance(parser, argparse.ArgumentParser)
+    return parser
+
+
+def parse_train_args(argv: list[str]) -> dict[str, object]:
+    """``argv`` (the flags after ``-m openrlhf.cli.train_ppo_ray``) as OpenRLHF parses them; exits on a bad one."""
+    return vars(train_ppo_ray_parser().parse_args(argv))
+
+
+@pytest.fixture
+def openrlhf_parse() -> Any:
+    """``parse_train_args``: flags as OpenRLHF's own parser reads them."""
+    return parse_train_args

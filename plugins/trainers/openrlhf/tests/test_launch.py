@@ -148,3 +148,17 @@ def test_a_run_writes_its_files_starts_openrlhf_and_records_how_it_ended(
     assert meta["status"] == "failed" and meta["summary"] == {"tasks": 3}
     with pytest.raises(httpx.TransportError):  # the env server it started is stopped again
         httpx.get(settings.urls[0] + "/healthz", timeout=2)
+
+
+@pytest.mark.parametrize(("setting", "level"), [([], "token"), (["is_correction=off"], "off")])
+def test_off_policy_correction_is_on_by_default_and_openrlhf_accepts_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, setting: list[str], level: str, openrlhf_parse: Any
+) -> None:
+    """vLLM's logprobs correct the actor's loss (OpenRLHF's is_correction); is_correction=off turns it off."""
+    args = ["run", "--dry-run", "trainer=openrlhf", "env=trail", "model=/models/qwen", f"runs_dir={tmp_path}"]
+    assert main([*args, *setting]) == 0
+    _env, *argv = shlex.split(capsys.readouterr().out.strip().splitlines()[-1])
+    assert flag_values(argv, "algo.advantage.is_correction_level") == [level]
+    parsed = openrlhf_parse(argv[3:])  # every flag the command passes, read by OpenRLHF's own parser
+    assert parsed["algo.advantage.is_correction_level"] == level
+    assert parsed["train.agent_func_path"] == agent_func_path()
