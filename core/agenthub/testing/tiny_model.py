@@ -51,7 +51,9 @@ Example::
 from __future__ import annotations
 
 import importlib
+import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,6 +77,7 @@ def build_tiny_model(
     vocab_size: int = 512,
     initializer_range: float = 0.02,
     seed: int = 0,
+    corpus: str | os.PathLike[str] | Sequence[str] | None = None,
 ) -> Path:
     """Build a tiny random causal LM and its tokenizer, save both in ``directory``, return its path.
 
@@ -92,6 +95,9 @@ def build_tiny_model(
             vocabulary is the tokenizer's full length, special tokens included.
         initializer_range: standard deviation of the random weights.
         seed: seeds the weights; the same seed gives the same model.
+        corpus: what the tokenizer is trained on instead of its built-in corpus: a file
+            (:func:`read_corpus`: chat JSONL from ``agenthub export sft``, or plain text) or a
+            list of texts. An env's own text then takes a few tokens a word instead of one a letter.
     """
     if arch not in ARCHS:
         raise ValueError(f"unknown arch {arch!r}; choose one of {', '.join(ARCHS)}")
@@ -110,7 +116,8 @@ def build_tiny_model(
     transformers: Any = importlib.import_module("transformers")
     hf_logging: Any = importlib.import_module("transformers.utils.logging")
 
-    tokenizer = build_tokenizer(template, vocab_size=vocab_size)
+    texts = read_corpus(corpus) if isinstance(corpus, (str, os.PathLike)) else corpus
+    tokenizer = build_tokenizer(template, vocab_size=vocab_size, corpus=texts)
     special_ids = {
         "bos_token_id": tokenizer.bos_token_id,
         "eos_token_id": tokenizer.eos_token_id,
@@ -149,3 +156,29 @@ def build_tiny_model(
         if bars:
             hf_logging.enable_progress_bar()
     return path
+
+
+def read_corpus(path: str | os.PathLike[str]) -> list[str]:
+    """The texts of a tokenizer corpus file.
+
+    A line that is a chat record (``{"messages": [...]}``, as ``agenthub export sft`` writes)
+    gives its messages' contents; any other non-empty line is a text of its own.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"tokenizer corpus {str(file)!r} is not a file")
+    texts: list[str] = []
+    for line in file.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and isinstance(record.get("messages"), list):
+            texts.extend(str(m["content"]) for m in record["messages"] if isinstance(m, dict) and "content" in m)
+        else:
+            texts.append(line)
+    if not texts:
+        raise ValueError(f"tokenizer corpus {str(file)!r} has no text")
+    return texts
