@@ -11,6 +11,10 @@ policy is :class:`~agenthub.rollout.policy.TokenPolicy` over OpenRLHF's own
 vLLM engine (:class:`~agenthub_trainer_openrlhf.engine.EngineGenerate`), so
 the tokens OpenRLHF trains on are exactly the ones vLLM sampled, and the
 env's turns are rendered with the model's own chat template.
+
+The horizon schedule (ScalingInter-RL) is read at a step this actor counts
+from its rollouts, since OpenRLHF passes the executor none
+(:mod:`agenthub_trainer_openrlhf.horizon`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from openrlhf.utils.agent import AgentExecutorBase
 from pydantic import ValidationError
 
 from agenthub_trainer_openrlhf.engine import EngineGenerate
+from agenthub_trainer_openrlhf.horizon import RolloutSteps, schedule
 from agenthub_trainer_openrlhf.response import openrlhf_response
 from agenthub_trainer_openrlhf.settings import AgentSettings
 
@@ -74,6 +79,8 @@ class HubAgentExecutor(AgentExecutorBase):  # type: ignore[misc]  # OpenRLHF is 
         self.store = RunStore(Path(self.settings.store)) if self.settings.store else None
         # One vLLM actor's episodes, a rollout's share at a time: a rollout that mostly truncated is said.
         self.step_log = StepOutcomeLog(window=self.settings.episodes_per_step, emit=_log.warning)
+        self.horizon = schedule(self.settings.horizon) if self.settings.horizon is not None else None
+        self.steps = RolloutSteps(self.settings.episodes_per_step)
         self._pool: EnvPool | None = None
         self._info: EnvInfo | None = None
         self._opening: asyncio.Lock | None = None
@@ -160,6 +167,9 @@ class HubAgentExecutor(AgentExecutorBase):  # type: ignore[misc]  # OpenRLHF is 
         if images:
             raise ConfigError("agenthub's OpenRLHF agent plays text envs; the prompt data must carry no images")
         task = parse_task(prompt, self.settings.env)
+        step = self.steps.next_episode()
+        if self.horizon is not None:
+            task = task.model_copy(update={"max_turns": self.horizon.max_turns(step)})
         trajectory, generate = await self.run_episode(task, sampling_params, max_length, hf_tokenizer, llm_engine)
         # The final attempt's turns are the last generations made; its last one says if it hit its limit.
         truncated = bool(trajectory.turns) and bool(generate.finish_reasons) and generate.finish_reasons[-1] == "length"

@@ -13,6 +13,7 @@ from agenthub.errors import ConfigError
 from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
 
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig
+from agenthub_trainer_openrlhf.horizon import final_turns
 from agenthub_trainer_openrlhf.prerequisites import GPU_MODULES, TRAINER_MODULES
 
 NEEDS = FrameworkNeeds(
@@ -43,6 +44,6 @@ def launch_checks(config: OpenRlhfConfig, *, dry_run: bool) -> LaunchReport:
         split=config.split,
         urls=config.urls or (),
         token=config.token,
-        max_turns=config.horizon,
+        max_turns=final_turns(config.horizon) if config.horizon is not None else None,
         dry_run=dry_run,
     )

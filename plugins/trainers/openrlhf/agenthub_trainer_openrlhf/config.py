@@ -40,7 +40,11 @@ class OpenRlhfConfig(BaseModel):
     )
     split: str = "train"
     tasks: int | None = Field(default=None, ge=1, description="only the split's first N task ids")
-    horizon: int | None = Field(default=None, ge=1, description="turn limit per episode; default: the env's")
+    horizon: int | dict[str, Any] | None = Field(
+        default=None,
+        description="turn limit: N, or {kind: stepwise, rounds: [...], every: K} by rollout (ScalingInter-RL); "
+        "default: the env's",
+    )
     url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
     token: str | None = None
     processes: int = Field(default=1, ge=1, description="local env server processes (without url=)")
@@ -91,6 +95,10 @@ class OpenRlhfConfig(BaseModel):
 
     @model_validator(mode="after")
     def _coherent(self) -> OpenRlhfConfig:
+        if self.horizon is not None:
+            from agenthub_trainer_openrlhf.horizon import schedule
+
+            schedule(self.horizon)  # a bad kind or setting is refused here, not inside a vLLM actor
         if self.filter_range[0] >= self.filter_range[1]:
             raise ValueError(f"filter_range must be [low, high] with low < high, got {list(self.filter_range)}")
         if self.ray_address is not None and self.url is None:

@@ -198,13 +198,16 @@ def build_launch(
         capacity=max(8, config.samples_per_rollout),
         store=str(run_dir),
         episodes_per_step=max(1, config.samples_per_rollout // config.engines),
+        horizon=config.horizon,
         provenance={"run_id": run_id, "model": config.model},
     )
     environment = {SETTINGS_ENV: str(run_dir / AGENT_SETTINGS_FILE)}
+    fixed_turns = config.horizon if isinstance(config.horizon, int) else None
     return Launch(
         command=train_command(config, run_dir, settings),
         environment=environment if config.ray_address is None else {},
         settings=settings,
-        prompts=prompt_rows(config.env, config.split, task_ids, config.horizon),
+        # A fixed limit also rides in each task; a schedule is read by the agent at its step.
+        prompts=prompt_rows(config.env, config.split, task_ids, fixed_turns),
         run_dir=run_dir,
     )

@@ -41,8 +41,16 @@ class AgentSettings(BaseModel):
         default=60.0, gt=0, description="how long an episode waits for an env server to come back before failing"
     )
     store: str | None = Field(default=None, description="run directory whose trajectories.jsonl gets every episode")
+    horizon: int | dict[str, Any] | None = Field(
+        default=None,
+        description="turn limit: N, or {kind: stepwise, rounds: [...], every: K} read at the counted step "
+        "(see agenthub_trainer_openrlhf.horizon); default: the task's, else the env's",
+    )
     episodes_per_step: int = Field(
-        default=64, ge=1, description="episodes one vLLM actor plays per rollout: the window its step warnings judge"
+        default=64,
+        ge=1,
+        description="episodes one vLLM actor plays per rollout: its step count for the horizon and the window "
+        "its step warnings judge",
     )
     provenance: dict[str, Any] = Field(default_factory=dict)
 

@@ -234,3 +234,21 @@ def test_a_rollout_share_that_mostly_failed_is_said_once_in_the_log(
     said = [r.getMessage() for r in caplog.records if r.name == "agenthub.openrlhf"]
     assert len(said) == 1 and said[0].startswith("warning: step 1: 2 of 2 episodes ended truncated or failed")
     assert "2 the policy failed (agent_error)" in said[0]
+
+
+def test_the_turn_limit_follows_the_rollouts_this_actor_played(
+    tmp_path: Path, tokenizer: Any, trail_url: str, engine_class: Any
+) -> None:
+    """ScalingInter-RL without a step from OpenRLHF: 2 episodes per rollout, 1 turn in rollout 1, then 3."""
+    horizon = {"kind": "stepwise", "rounds": [1, 3], "every": 1}
+    settings = AgentSettings(
+        env="trail", urls=[trail_url], max_tokens=PER_TURN, store=str(tmp_path), episodes_per_step=2, horizon=horizon
+    )
+    agent = HubAgentExecutor(settings)
+    engine = engine_class(tokenizer, seed=5)
+    prompts = [row["input"] for row in prompt_rows("trail", "train", [1, 2, 3, 4], None)]
+    responses = asyncio.run(play(agent, engine, prompts, vllm_sampling_params(logprobs=1), tokenizer))
+    episodes = stored(tmp_path)
+    assert [e.task.max_turns for e in episodes] == [1, 1, 3, 3]
+    for response, episode in zip(responses, episodes, strict=True):
+        assert 1 <= len(response["action_ranges"]) == len(episode.turns) <= (episode.task.max_turns or 0)

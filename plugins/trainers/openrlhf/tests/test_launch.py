@@ -162,3 +162,18 @@ def test_off_policy_correction_is_on_by_default_and_openrlhf_accepts_it(
     parsed = openrlhf_parse(argv[3:])  # every flag the command passes, read by OpenRLHF's own parser
     assert parsed["algo.advantage.is_correction_level"] == level
     assert parsed["train.agent_func_path"] == agent_func_path()
+
+
+def test_a_horizon_schedule_goes_to_the_agent_and_a_bad_one_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    args = ["run", "--dry-run", "trainer=openrlhf", "env=trail", "model=/models/qwen", f"runs_dir={tmp_path}"]
+    schedule = ["horizon.kind=stepwise", "horizon.rounds=[2,4]", "horizon.every=10"]
+    assert main([*args, *schedule, "run_id=r"]) == 0
+    out = capsys.readouterr().out
+    settings = AgentSettings.model_validate_json(out.split("agent.json\n", 1)[1].split("\n# ", 1)[0])
+    assert settings.horizon == {"kind": "stepwise", "rounds": [2, 4], "every": 10}
+    rows = [json.loads(line) for line in out.split("rows)\n", 1)[1].splitlines()[:3]]
+    assert {parse_task(r["input"], "trail").max_turns for r in rows} == {None}  # the agent sets it per step
+    assert main([*args, "horizon.kind=stepwise", "horizon.rounds=[2,4]"]) != 0
+    assert "horizon kind 'stepwise' rejected its settings" in capsys.readouterr().err
