@@ -68,6 +68,9 @@ class VerlConfig(BaseModel):
     save_freq: int = Field(default=50, ge=-1, description="trainer.save_freq (-1: never)")
     runs_dir: str = "runs"
     run_id: str | None = None
+    resume: str | None = Field(
+        default=None, description="set by `agenthub run --resume RUN_DIR`: verl's trainer.resume_mode=auto there"
+    )
     python: str | None = Field(default=None, description="the interpreter that runs verl; default: this one")
     verl: dict[str, Any] = Field(default_factory=dict, description="more hydra overrides, verl.KEY=V")
 

@@ -131,6 +131,8 @@ def hydra_overrides(config: VerlConfig, run_dir: Path, *, validate: bool) -> lis
         "trainer.project_name": "agenthub",
         "trainer.experiment_name": run_dir.name,
         "trainer.default_local_dir": str(run_dir / "checkpoints"),
+        # A resumed run (same run directory, so the same default_local_dir) loads verl's latest checkpoint there.
+        "trainer.resume_mode": "auto" if config.resume is not None else "disable",
         "trainer.save_freq": config.save_freq,
         "trainer.test_freq": 10 if validate else -1,
         "trainer.val_before_train": validate,
@@ -155,8 +157,13 @@ def write_files(launch: LaunchPlan, rows: dict[str, list[dict[str, Any]]]) -> li
 
     launch.run_dir.mkdir(parents=True, exist_ok=True)
     written = [write_parquet(split_rows, launch.run_dir / name) for name, split_rows in rows.items()]
+    return [*written, *write_launch_files(launch)]
+
+
+def write_launch_files(launch: LaunchPlan) -> list[Path]:
+    """The agent-loop YAML and ``command.sh`` (a resumed run keeps its parquet files); returns what was written."""
     launch.loop_file.write_text(yaml.safe_dump(launch.agent_loop, sort_keys=False))
     command = launch.run_dir / COMMAND_FILE
     command.write_text(f"#!/usr/bin/env bash\nset -euo pipefail\n{launch.shell()}\n")
     command.chmod(0o755)
-    return [*written, launch.loop_file, command]
+    return [launch.loop_file, command]

@@ -9,13 +9,23 @@ from typing import Any
 
 import yaml
 from agenthub.config import validate_config
+from agenthub.errors import ConfigError
 from agenthub.rollout.store import RunStore, new_run_id
 from agenthub.training import check_framework, framework_problems
 
 from agenthub_trainer_verl.checks import framework_needs, launch_checks
 from agenthub_trainer_verl.config import VerlConfig
-from agenthub_trainer_verl.launch import COMMAND_FILE, TRAIN_FILE, VAL_FILE, LaunchPlan, plan, write_files
+from agenthub_trainer_verl.launch import (
+    COMMAND_FILE,
+    TRAIN_FILE,
+    VAL_FILE,
+    LaunchPlan,
+    plan,
+    write_files,
+    write_launch_files,
+)
 from agenthub_trainer_verl.rows import split_ids, task_rows
+from agenthub_trainer_verl.runs import check_resumable, reopen, saved_config
 from agenthub_trainer_verl.tasks import list_tasks
 
 
@@ -33,14 +43,36 @@ def task_rows_for(settings: VerlConfig) -> dict[str, list[dict[str, Any]]]:
 
 def prepare(settings: VerlConfig) -> tuple[RunStore, LaunchPlan, list[Path]]:
     """The run directory with the parquet files, the agent-loop YAML and the command."""
+    if settings.resume is not None:
+        return prepare_resume(settings)
     rows = task_rows_for(settings)
-    store = RunStore.create(settings.model_dump(mode="json"), root=settings.runs_dir, run_id=settings.run_id)
+    store = RunStore.create(saved_config(settings), root=settings.runs_dir, run_id=settings.run_id)
     launch = plan(settings, store.path)
     return store, launch, write_files(launch, rows)
 
 
+def prepare_resume(settings: VerlConfig) -> tuple[RunStore, LaunchPlan, list[Path]]:
+    """The run directory ``resume`` names, reopened: its parquet files kept, the YAML and command rewritten."""
+    run_dir = check_resumable(settings)
+    missing = [name for name in data_files(settings) if not (run_dir / name).is_file()]
+    if missing:
+        raise ConfigError(
+            f"cannot resume {run_dir}: {', '.join(missing)} is missing; it holds the run's tasks. "
+            "Start a new run instead"
+        )
+    store = reopen(settings)
+    launch = plan(settings, store.path)
+    return store, launch, write_launch_files(launch)
+
+
+def data_files(settings: VerlConfig) -> list[str]:
+    return [TRAIN_FILE] + ([VAL_FILE] if settings.val_split else [])
+
+
 def print_dry_run(settings: VerlConfig) -> int:
     """The resolved settings, the files and the exact command a run would write and start; writes nothing."""
+    if settings.resume is not None:
+        return print_resume_dry_run(settings)
     rows = task_rows_for(settings)
     run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
     launch = plan(settings, run_dir)
@@ -51,6 +83,21 @@ def print_dry_run(settings: VerlConfig) -> int:
         print(f"# would write {run_dir / name}: {len(split_rows)} rows, one per task")
     print(f"# would write {launch.loop_file}:\n{yaml.safe_dump(launch.agent_loop, sort_keys=False).rstrip()}")
     print(f"# would run (in {run_dir}, also written as {COMMAND_FILE}):\n{launch.shell()}")
+    return print_checks(settings)
+
+
+def print_resume_dry_run(settings: VerlConfig) -> int:
+    """``--resume RUN_DIR --dry-run``: the refused changes raise, else the exact resume command; writes nothing."""
+    run_dir = check_resumable(settings)
+    launch = plan(settings, run_dir)
+    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
+    print(f"# would resume {run_dir}: its {', '.join(data_files(settings))} kept, verl loads its latest checkpoint")
+    print(f"# would rewrite {launch.loop_file} and {run_dir / COMMAND_FILE}")
+    print(f"# would run (in {run_dir}, also written as {COMMAND_FILE}):\n{launch.shell()}")
+    return print_checks(settings)
+
+
+def print_checks(settings: VerlConfig) -> int:
     for problem in framework_problems(framework_needs(settings)):
         print(f"# a real run would stop here: {problem}")
     report = launch_checks(settings, dry_run=True)

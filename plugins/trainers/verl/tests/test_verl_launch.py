@@ -13,6 +13,7 @@ import yaml
 from agenthub.cli.main import main
 from agenthub.config import validate_config as validate_settings
 from agenthub.errors import ConfigError
+from agenthub.rollout.store import RunStore
 from agenthub.types import Task
 from verl.experimental.agent_loop import AgentLoopBase
 from verl.trainer.ppo.utils import need_critic, need_reference_policy
@@ -175,3 +176,50 @@ def test_off_policy_correction_is_on_by_default_and_can_be_turned_off(
     assert correction.rollout_is == expected and float(correction.rollout_is_threshold) == 2.0
     assert correction.rollout_rs is None and not correction.bypass_mode
     assert config.actor_rollout_ref.rollout.calculate_log_probs  # the weights' denominator
+
+
+def snapshot(run_dir: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(run_dir)): p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()}
+
+
+def test_resume_dry_run_prints_verls_resume_command_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    run_dir, _ = prepared(tmp_path, max_tasks=4)
+    assert "trainer.resume_mode=disable" in command_of(run_dir)  # a new run never loads a stray checkpoint
+    before = snapshot(run_dir)
+    assert main(["run", "--resume", str(run_dir), "--dry-run", "steps=300"]) == 0
+    printed = capsys.readouterr().out
+    assert snapshot(run_dir) == before  # nothing written
+    shown = printed.split("also written as command.sh):\n", 1)[1].split("\n# ", 1)[0]
+    command = shlex.split(shown.replace("\\\n", " "))
+    assert "trainer.resume_mode=auto" in command
+    config = compose_verl(command[3:])  # verl's own hydra config: resume from the same checkpoint directory
+    assert config.trainer.resume_mode == "auto"
+    assert config.trainer.default_local_dir == str((run_dir / "checkpoints").resolve())
+    assert config.trainer.total_training_steps == 300
+    assert config.data.train_files == str((run_dir / "train.parquet").resolve())
+
+
+def test_resume_refuses_changes_other_than_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    run_dir, _ = prepared(tmp_path, max_tasks=4)
+    before = snapshot(run_dir)
+    assert main(["run", "--resume", str(run_dir), "--dry-run", "n=4", "learning_rate=0.1"]) == 2
+    error = capsys.readouterr().err
+    assert f"cannot resume {run_dir}: its config differs in learning_rate: 1e-06 -> 0.1, n: 8 -> 4" in error
+    assert "only save_freq, steps may change on resume" in error
+    assert snapshot(run_dir) == before
+
+
+def test_a_resumed_run_reuses_its_directory_and_tasks(tmp_path: Path):
+    run_dir, _ = prepared(tmp_path, max_tasks=4)
+    train = (run_dir / "train.parquet").read_bytes()
+    config = validate_settings(VerlConfig, {**RunStore.existing(run_dir).config(), "steps": 7, "resume": str(run_dir)})
+    store, _launch, written = prepare(config)
+    assert store.path == run_dir and (run_dir / "train.parquet").read_bytes() == train
+    assert sorted(p.name for p in written) == ["agent_loop.yaml", "command.sh"]
+    reopened = RunStore.existing(run_dir)
+    assert reopened.config()["steps"] == 7 and "resume" not in reopened.config()
+    assert reopened.meta()["status"] == "running" and "resumed_at" in reopened.meta()
+    command = command_of(run_dir)
+    assert "trainer.resume_mode=auto" in command and "trainer.total_training_steps=7" in command
