@@ -1,7 +1,8 @@
 """Render the benchmarks' summary (docs/benchmarks.md) from the JSON files they wrote.
 
 Every figure comes from the JSON in ``--results``: ``service_throughput.json``,
-``executor_scaling.json``, ``env_plugins.json``, ``trl_learning.json``, ``trl_seeds.json`` and, when
+``executor_scaling.json``, ``env_plugins.json``, ``trl_learning.json``, ``trl_seeds.json``,
+``vllm_vs_hf.json`` and, when
 ``run_all.py`` made them, ``run_all.json`` (machine, date, load average, how
 each benchmark ended). A missing file makes its section say so; nothing is
 filled in by hand.
@@ -18,6 +19,7 @@ import datetime
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable
@@ -594,6 +596,44 @@ def seeds_lines(path: Path, docs: Path) -> list[str]:
     ]
 
 
+def engines_section(engines: Json | None, results: Path, docs: Path) -> list[str]:
+    lines = ["## 5. Inference engines: vLLM on a CPU against transformers", ""]
+    if engines is None:
+        return [*lines, "Not measured: vllm_vs_hf.json is missing (benchmarks/vllm_vs_hf.py, in the vLLM venv).", ""]
+    load = engines["load_average"]
+    model = engines["model"]
+    vllm = engines.get("vllm", {})
+    lines += [
+        f"`benchmarks/vllm_vs_hf.py`: `agenthub eval`'s executor on `{engines['env']}`, "
+        f"{engines['episodes_per_round']} episodes a round ({engines['rounds']} rounds, medians), temperature 1, "
+        f"max_tokens {engines['max_tokens']}, concurrency {engines['concurrency']}; the tiny random model "
+        f"(hidden {model['hidden_size']}, {model['heads']} heads) served by vLLM's CPU build, or run in-process by "
+        f"the `hf` agent ({engines['hf_threads']} torch thread). Load average {_load(load['before'])} before, "
+        f"{_load(load['after'])} after. vLLM started in {num(vllm.get('startup_s'), 1)} s and held "
+        f"{num(vllm.get('rss_gib'), 2)} GiB. CPU ms per token: this process's CPU and vLLM's (API server, "
+        "engine core, worker), per generated token. A model this small costs next to nothing to run, so what is "
+        "measured is each engine's own cost per step: one batched `generate` in-process against vLLM's scheduler "
+        "and three processes passing every step over ZeroMQ (untuned: no tcmalloc or Intel OpenMP preloaded). It "
+        "says nothing of a real model on a machine of its own.",
+        "",
+    ]
+    rows = []
+    for name, result in engines["results"].items():
+        median = result["median"]
+        cpu = statistics.median(r["cpu_s"] / r["generated_tokens"] * 1000 for r in result["rounds"])
+        rows.append(
+            [
+                name,
+                f"{median['episodes_per_s']:.2f}",
+                f"{median['tokens_per_s']:.0f}",
+                times(median.get("tokens_per_s_vs_hf")) if name != "hf" else "1x",
+                f"{cpu:.2f}",
+            ]
+        )
+    lines += table(["engine", "episodes/s", "generated tokens/s", "tokens/s vs hf", "CPU ms per token"], rows)
+    return [*lines, "", *image(results, docs, "vllm_vs_hf.png", "vLLM against hf"), ""]
+
+
 def runs_section(run: Json | None) -> list[str]:
     if run is None:
         return []
@@ -649,6 +689,7 @@ def render(results: Path, docs: Path) -> str:
         *executor_section(executor, results, docs),
         *memory_section(memory, results, docs),
         *learning_section(learning, learning_path, how, docs),
+        *engines_section(load(results, "vllm_vs_hf.json"), results, docs),
         *runs_section(run),
     ]
     return "\n".join(lines).rstrip() + "\n"

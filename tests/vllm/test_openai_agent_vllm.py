@@ -63,6 +63,7 @@ def test_eval_keeps_vllms_sampled_ids_and_logprobs_exactly(
     vllm_server: VLLMServer, tokenizers: dict[str, Any], tmp_path: Path
 ) -> None:
     tally = run_and_check(vllm_server, tokenizers["chatml"], tmp_path)
+    print(f"openai agent over vLLM: {tally}")  # shown with -s: how much the check covered
     # Not vacuous: many turns, kept traces, and turns a decode + re-encode would have changed.
     assert tally.turns >= 64 and tally.traces >= 16
     assert tally.non_canonical_turns >= 5, tally

@@ -29,13 +29,19 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 import httpx
 
 from agenthub.rollout.policy import Generation, GenerationError, SamplingParams
 
-TINY_MODEL_SHAPE: dict[str, int] = {"hidden_size": 64, "heads": 2, "kv_heads": 1}
+class TinyShape(TypedDict):
+    hidden_size: int
+    heads: int
+    kv_heads: int
+
+
+TINY_MODEL_SHAPE: TinyShape = {"hidden_size": 64, "heads": 2, "kv_heads": 1}
 """A tiny model shape vLLM's CPU attention accepts (head dimension 32; the default 64/4 = 16 fails)."""
 
 SERVED_NAME = "tiny"
