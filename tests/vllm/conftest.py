@@ -58,6 +58,7 @@ def vllm_server(tiny_models: dict[str, Path], tmp_path_factory: pytest.TempPathF
         yield server
     keep = os.environ.get("AGENTHUB_VLLM_LOG")
     if keep:  # CI keeps the server's log beside its own
+        Path(keep).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(log, keep)
 
 
