@@ -1,7 +1,9 @@
 """Token ids and logprobs from vLLM-shaped answers, and the episode's token trace.
 
-The server is a stand-in for vLLM (which needs a GPU): its answers carry the
-fields vLLM returns with ``logprobs: true`` and ``return_token_ids: true``.
+The server is a stand-in for vLLM: its answers carry the fields vLLM returns
+with ``logprobs: true`` and ``return_token_ids: true``. The same agent against a
+real vLLM (its CPU build), token by token, is in ``tests/vllm`` at the
+repository root.
 """
 
 from __future__ import annotations
