@@ -35,7 +35,10 @@ import httpx
 
 from agenthub.rollout.policy import Generation, GenerationError, SamplingParams
 
+
 class TinyShape(TypedDict):
+    """The `build_tiny_model` keywords that set its attention shape."""
+
     hidden_size: int
     heads: int
     kv_heads: int
@@ -128,17 +131,19 @@ class VLLMServer:
         self.process = subprocess.Popen(
             self.command, stdout=self._log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
         )
-        while time.monotonic() - started < timeout_s:
-            if self.process.poll() is not None:
-                self.stop()
-                raise RuntimeError(f"vLLM exited with {self.process.returncode} while starting:\n{self.log_tail()}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    self.startup_s = time.monotonic() - started
-                    return self
-            time.sleep(1)
-        self.stop()
-        raise RuntimeError(f"vLLM did not answer /health within {timeout_s:g} s:\n{self.log_tail()}")
+        try:
+            while time.monotonic() - started < timeout_s:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"vLLM exited with {self.process.returncode} while starting:\n{self.log_tail()}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
+                        self.startup_s = time.monotonic() - started
+                        return self
+                time.sleep(1)
+            raise RuntimeError(f"vLLM did not answer /health within {timeout_s:g} s:\n{self.log_tail()}")
+        except BaseException:  # an interrupted start must not leave a server behind
+            self.stop()
+            raise
 
     def rss_bytes(self) -> int:
         """Resident memory of the server and every process it started (the engine core runs apart)."""
