@@ -59,9 +59,18 @@ class ArealConfig(BaseModel):
     save_steps: int | None = Field(
         default=None, ge=1, description="save the model every N steps (and after each pass over the tasks)"
     )
+    recover_steps: int | None = Field(
+        default=20,
+        ge=1,
+        description="AReaL's recovery checkpoint every N steps (recover.freq_steps), what --resume continues from; "
+        "null: none",
+    )
     seed: int = 0
     runs_dir: str = "runs"
     run_id: str | None = None
+    resume: str | None = Field(
+        default=None, description="set by `agenthub run --resume RUN_DIR`: AReaL's recover.mode=auto there"
+    )
     python: str | None = Field(default=None, description="interpreter that runs the entry script; default: this one")
     areal: dict[str, Any] = Field(
         default_factory=dict, description="more AReaL settings, merged into its YAML last: areal.actor.kl_ctl=0.01"

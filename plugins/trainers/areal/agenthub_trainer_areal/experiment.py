@@ -23,6 +23,8 @@ from agenthub_trainer_areal.config import ArealConfig, HubSection
 
 EXPERIMENT_FILE = "areal.yaml"
 ENTRY_FILE = "train.py"
+RESUME_OVERRIDE = "recover.mode=auto"
+"""The AReaL CLI override (``KEY=VALUE`` after ``--config``) that continues from the last recovery checkpoint."""
 AREAL_DIR = "areal"
 """AReaL's fileroot inside the run directory: its logs, checkpoints and name records."""
 
@@ -186,7 +188,8 @@ def experiment_config(config: ArealConfig, run_dir: Path, model_path: str) -> di
             "drop_last": True,
         },
         "saver": {**files, "freq_epochs": 1, "freq_steps": config.save_steps, "freq_secs": None},
-        "recover": {**files, "mode": "disabled"},
+        # Recovery checkpoints are written every recover_steps; `agenthub run --resume` adds recover.mode=auto.
+        "recover": {**files, "mode": "disabled", "freq_steps": config.recover_steps},
         "evaluator": {**files, "freq_epochs": None, "freq_steps": None, "freq_secs": None},
         "stats_logger": {**files, "wandb": {"mode": "disabled"}},
         "agenthub": hub_section(config, run_dir).model_dump(mode="json"),
@@ -199,4 +202,7 @@ def launch_plan(config: ArealConfig, run_dir: Path, model_path: str) -> LaunchPl
     run_dir = run_dir.absolute()
     python = config.python or sys.executable
     command = [python, str(run_dir / ENTRY_FILE), "--config", str(run_dir / EXPERIMENT_FILE)]
+    if config.resume is not None:
+        # AReaL's own recovery: the same fileroot, experiment and trial name, so it finds its recover info there.
+        command.append(RESUME_OVERRIDE)
     return LaunchPlan(run_dir=run_dir, experiment=experiment, command=command)

@@ -16,7 +16,8 @@ from agenthub.training import check_framework, framework_problems
 
 from agenthub_trainer_areal.checks import framework_needs, launch_checks
 from agenthub_trainer_areal.config import ArealConfig
-from agenthub_trainer_areal.experiment import LaunchPlan, launch_plan
+from agenthub_trainer_areal.experiment import RESUME_OVERRIDE, LaunchPlan, launch_plan
+from agenthub_trainer_areal.runs import check_resumable, reopen, saved_config
 
 TINY_MODEL_DIR = "tiny-model"
 
@@ -36,9 +37,13 @@ def build_tiny_model(config: ArealConfig, run_dir: Path) -> None:
 
 
 def prepare(config: ArealConfig) -> tuple[RunStore, LaunchPlan]:
-    """A new run directory with AReaL's launch files written (and the tiny model built when ``model`` is unset)."""
-    store = RunStore.create(config.model_dump(mode="json"), root=config.runs_dir, run_id=config.run_id)
-    if config.model is None:
+    """A new run directory with AReaL's launch files written (and the tiny model built when ``model`` is unset);
+    on resume, the run's own directory, its launch files rewritten (e.g. more steps) and its tiny model kept."""
+    if config.resume is not None:
+        store = reopen(config)
+    else:
+        store = RunStore.create(saved_config(config), root=config.runs_dir, run_id=config.run_id)
+    if config.model is None and not (store.path / TINY_MODEL_DIR / "config.json").is_file():
         build_tiny_model(config, store.path)
     plan = launch_plan(config, store.path, model_path(config, store.path))
     plan.write()
@@ -54,9 +59,14 @@ def describe(plan: LaunchPlan) -> str:
 
 def print_dry_run(settings: ArealConfig) -> int:
     """The resolved settings, the checks, then each file and the exact command; writes nothing."""
-    run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
+    if settings.resume is not None:
+        run_dir = check_resumable(settings)
+    else:
+        run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
     print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
-    if settings.run_id is None:
+    if settings.resume is not None:
+        print(f"# would resume {run_dir} with AReaL's recovery ({RESUME_OVERRIDE}), rewriting its launch files")
+    elif settings.run_id is None:
         print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
     for problem in framework_problems(framework_needs(settings)):
         print(f"# a real run would stop here: {problem}")
@@ -65,7 +75,7 @@ def print_dry_run(settings: ArealConfig) -> int:
     for warning in report.warnings:
         print(f"# warning: {warning.key}: {warning.message}")
     print(describe(launch_plan(settings, run_dir, model_path(settings, run_dir))))
-    if settings.model is None:
+    if settings.model is None and not (run_dir / TINY_MODEL_DIR / "config.json").is_file():
         print(f"\n# the tiny random model would be built in {run_dir / TINY_MODEL_DIR} first")
     report.raise_if_refused()
     return 0
@@ -75,11 +85,6 @@ class ArealTrainer:
     """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
 
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
-        if "resume" in config:
-            raise ConfigError(
-                "trainer=areal resumes through AReaL itself: rerun the run's train.py with "
-                "recover.mode=auto (see the plugin's README), not agenthub run --resume"
-            )
         settings = validate_config(ArealConfig, config)
         if not settings.urls:
             get_plugin_host().env(settings.env)  # an unknown env fails here, with suggestions

@@ -125,13 +125,6 @@ def test_the_written_run_builds_the_workflow_and_plays_an_episode(trail_server: 
     assert out["rewards"].tolist() == [trajectory.reward] == [1.0]
 
 
-def test_resume_points_to_areals_own_recovery(tmp_path: Path) -> None:
-    from agenthub_trainer_areal.trainer import ArealTrainer
-
-    with pytest.raises(ConfigError, match=r"recover\.mode=auto"):
-        ArealTrainer().run({"trainer": "areal", "resume": str(tmp_path)})
-
-
 def test_the_headline_command_plans_with_the_default_model_and_stops_at_once_without_a_gpu(tmp_path: Path) -> None:
     planned = agenthub("run", "trainer=areal", "env=trail", "--dry-run", cwd=tmp_path)
     assert planned.returncode == 0, planned.stderr
@@ -152,3 +145,59 @@ def test_dry_run_refuses_token_limits_that_cannot_train(tmp_path: Path) -> None:
     assert "refused before launch (env 'guess'" in done.stderr
     assert "  - max_tokens: max_tokens=1 cannot hold the env's actions" in done.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def snapshot(run_dir: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(run_dir)): p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()}
+
+
+def written_run(tmp_path: Path) -> Path:
+    settings = ArealConfig(model="/models/qwen", env="trail", steps=5, runs_dir=str(tmp_path / "runs"), run_id="r1")
+    store, plan = prepare(settings)
+    store.close()
+    return plan.run_dir
+
+
+def test_resume_dry_run_prints_areals_recovery_command_and_writes_nothing(tmp_path: Path) -> None:
+    run_dir = written_run(tmp_path)
+    before = snapshot(run_dir)
+    done = agenthub("run", "--resume", str(run_dir), "steps=9", "--dry-run", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert snapshot(run_dir) == before  # nothing written
+    printed = sections(done.stdout)
+    command = printed[f"command (run in {run_dir}):"].strip().split()
+    assert command == [sys.executable, f"{run_dir}/train.py", "--config", f"{run_dir}/areal.yaml", "recover.mode=auto"]
+
+    # The printed YAML and the command's overrides, as AReaL's own parser reads them on resume.
+    experiment = tmp_path / "areal.yaml"
+    experiment.write_text(printed[f"{run_dir}/areal.yaml"])
+    config = parse_experiment(["--config", str(experiment), *command[4:]])
+    assert config.recover.mode == "auto" and config.recover.freq_steps == 20
+    assert config.total_train_steps == 9
+    assert config.cluster.fileroot == f"{run_dir}/areal" and config.trial_name == "r1"  # where its recover info is
+    assert hub_section(config).run_dir == str(run_dir)
+
+
+def test_resume_refuses_changes_other_than_steps(tmp_path: Path) -> None:
+    run_dir = written_run(tmp_path)
+    before = snapshot(run_dir)
+    done = agenthub("run", "--resume", str(run_dir), "num_generations=4", "--dry-run", cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"cannot resume {run_dir}: its config differs in num_generations: 8 -> 4" in done.stderr
+    assert "only save_steps, steps may change on resume" in done.stderr
+    assert snapshot(run_dir) == before
+
+
+def test_a_resumed_run_reuses_its_directory_and_appends_to_its_trajectories(tmp_path: Path) -> None:
+    run_dir = written_run(tmp_path)
+    (run_dir / "trajectories.jsonl").write_text('{"partial": ')  # a line cut short when the run died
+    stored = RunStore.existing(run_dir).config()
+    store, plan = prepare(ArealConfig.model_validate({**stored, "steps": 11, "resume": str(run_dir)}))
+    store.close()
+    assert store.path == run_dir == plan.run_dir
+    assert plan.command[-1] == "recover.mode=auto"
+    assert parse_experiment(["--config", str(plan.experiment_path), *plan.command[4:]]).total_train_steps == 11
+    reopened = RunStore.existing(run_dir)
+    assert reopened.config()["steps"] == 11 and "resume" not in reopened.config()
+    assert "resumed_at" in reopened.meta()
+    assert (run_dir / "trajectories.jsonl").read_text() == ""  # the cut line repaired; new episodes append
