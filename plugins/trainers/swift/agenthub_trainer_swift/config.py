@@ -48,17 +48,14 @@ class SwiftConfig(BaseModel):
     rollout_port: int = Field(default=8000, ge=1, le=65535)
     runs_dir: str = "runs"
     run_id: str | None = None
-    resume: str | None = Field(default=None, description="not supported: use swift.resume_from_checkpoint=DIR")
+    resume: str | None = Field(
+        default=None, description="set by `agenthub run --resume RUN_DIR`: swift's --resume_from_checkpoint there"
+    )
     swift: dict[str, Any] = Field(default_factory=dict, description="more `swift rlhf` flags, swift.KEY=V")
     rollout: dict[str, Any] = Field(default_factory=dict, description="mode=server: more `swift rollout` flags")
 
     @model_validator(mode="after")
     def _coherent(self) -> SwiftConfig:
-        if self.resume is not None:
-            raise ValueError(
-                "trainer=swift does not resume agenthub runs yet; start `swift rlhf` again with "
-                "swift.resume_from_checkpoint=RUN_DIR/swift/CHECKPOINT"
-            )
         if self.mode == "server" and self.use_vllm:
             raise ValueError("use_vllm applies to mode=colocate; mode=server always samples with vLLM; drop one")
         return self

@@ -132,8 +132,16 @@ def model_flags(config: SwiftConfig, run_dir: Path) -> dict[str, Any]:
 
 
 def build_plan(
-    config: SwiftConfig, *, run_dir: Path, urls: list[str], task_ids: list[Any], max_turns: int, on_cpu: bool
+    config: SwiftConfig,
+    *,
+    run_dir: Path,
+    urls: list[str],
+    task_ids: list[Any],
+    max_turns: int,
+    on_cpu: bool,
+    checkpoint: Path | None = None,
 ) -> LaunchPlan:
+    """``checkpoint``: on resume, the checkpoint ``swift rlhf`` continues from (its ``--resume_from_checkpoint``)."""
     settings = SchedulerSettings(
         env=config.env,
         urls=urls,
@@ -178,6 +186,9 @@ def build_plan(
         "dataset_num_proc": 1,
         "dataloader_num_workers": 0,
     }
+    if checkpoint is not None:
+        # swift restores the weights, optimizer, scheduler, RNG and global step and skips the rows already trained on
+        train["resume_from_checkpoint"] = str(checkpoint)
     if on_cpu:
         train["torch_dtype"] = "float32"  # bf16 is emulated on a CPU: slower, and no memory to save
     commands: list[Command] = []

@@ -29,6 +29,7 @@ from agenthub.training import check_framework, framework_problems
 from agenthub_trainer_swift.checks import framework_needs, launch_checks
 from agenthub_trainer_swift.config import SwiftConfig
 from agenthub_trainer_swift.launch import TINY_MODEL_DIR, Command, LaunchPlan, build_plan
+from agenthub_trainer_swift.runs import check_resumable, last_checkpoint, reopen, saved_config
 
 LOCAL_URL_PLACEHOLDER = "http://127.0.0.1:<port chosen when the run starts>"
 ROLLOUT_STARTUP_S = 900.0
@@ -64,7 +65,13 @@ def on_cpu() -> bool:
 def plan_for(config: SwiftConfig, run_dir: Path, urls: list[str], tasks: tuple[list[Any], int]) -> LaunchPlan:
     ids, default_turns = tasks
     return build_plan(
-        config, run_dir=run_dir, urls=urls, task_ids=ids, max_turns=config.max_turns or default_turns, on_cpu=on_cpu()
+        config,
+        run_dir=run_dir,
+        urls=urls,
+        task_ids=ids,
+        max_turns=config.max_turns or default_turns,
+        on_cpu=on_cpu(),
+        checkpoint=last_checkpoint(run_dir) if config.resume is not None else None,
     )
 
 
@@ -133,9 +140,14 @@ def resolve_swift(command: Command) -> list[str]:
 
 def print_dry_run(settings: SwiftConfig, tasks: tuple[list[Any], int]) -> int:
     """The resolved settings, the checks, then every file and the exact commands; writes nothing."""
-    run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
+    if settings.resume is not None:
+        run_dir = check_resumable(settings)
+    else:
+        run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
     print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
-    if settings.run_id is None:
+    if settings.resume is not None:
+        print(f"# would resume {run_dir} from {last_checkpoint(run_dir)}, rewriting its dataset and settings")
+    elif settings.run_id is None:
         print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
     for problem in framework_problems(framework_needs(settings)):
         print(f"# a real run would stop here: {problem}")
@@ -162,11 +174,15 @@ class SwiftTrainer:
         for warning in report.warnings:
             print(f"warning: {warning.key}: {warning.message}", flush=True)
         report.raise_if_refused()
-        store = RunStore.create(settings.model_dump(mode="json"), root=settings.runs_dir, run_id=settings.run_id)
+        if settings.resume is not None:
+            last_checkpoint(check_resumable(settings))  # nothing to resume from: refused before the run is reopened
+            store = reopen(settings)
+        else:
+            store = RunStore.create(saved_config(settings), root=settings.runs_dir, run_id=settings.run_id)
         print(f"run directory: {store.path}", flush=True)
         status, code = "failed", 1
         try:
-            if settings.model is None:
+            if settings.model is None and not (store.path / TINY_MODEL_DIR / "config.json").is_file():
                 from agenthub.testing.tiny_model import build_tiny_model
 
                 build_tiny_model(store.path / TINY_MODEL_DIR, seed=settings.seed)

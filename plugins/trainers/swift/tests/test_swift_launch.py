@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agenthub.errors import ConfigError
@@ -88,3 +89,64 @@ def test_vllm_without_a_gpu_stops_at_once_and_says_what_to_do(tmp_path: Path) ->
     assert "trainer=swift cannot start on this machine" in done.stderr
     assert "Use mode=colocate without use_vllm to generate with transformers" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def stored_run(tmp_path: Path, *checkpoints: int) -> Path:
+    """A run directory as `agenthub run trainer=swift` leaves it, with swift's checkpoints in ``swift/``."""
+    from agenthub.rollout.store import RunStore
+
+    from agenthub_trainer_swift.config import SwiftConfig
+    from agenthub_trainer_swift.runs import saved_config
+
+    settings = SwiftConfig(env="trail", steps=3, tasks_per_step=2, runs_dir=str(tmp_path), run_id="r")
+    store = RunStore.create(saved_config(settings), root=tmp_path, run_id="r")
+    store.close()
+    for step in checkpoints:
+        (store.path / "swift" / f"checkpoint-{step}").mkdir(parents=True)
+    return store.path
+
+
+def snapshot(run_dir: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(run_dir)): p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()}
+
+
+def swift_rlhf_args(command_line: str) -> Any:
+    """``swift rlhf``'s flags as swift's own argument parser (``RLHFArguments``) reads them."""
+    import shlex
+
+    from swift.arguments.rlhf_args import RLHFArguments
+    from swift.utils.utils import _patch_get_type_hints
+    from transformers import HfArgumentParser
+
+    argv = shlex.split(command_line)
+    with _patch_get_type_hints():
+        parser = HfArgumentParser([RLHFArguments])
+    return parser.parse_args(argv[argv.index("rlhf") + 1 :])
+
+
+def test_resume_dry_run_prints_swifts_resume_command_and_writes_nothing(tmp_path: Path) -> None:
+    run = stored_run(tmp_path, 2, 10)
+    before = snapshot(run)
+    out = dry_run("--resume", str(run), "steps=12")
+    assert snapshot(run) == before  # nothing written
+    (command,) = [line for line in out.splitlines() if " swift rlhf " in line]
+    assert f"--resume_from_checkpoint {run.absolute() / 'swift' / 'checkpoint-10'}" in command
+    args = swift_rlhf_args(command)
+    assert args.resume_from_checkpoint == str(run.absolute() / "swift" / "checkpoint-10")
+    assert args.max_steps == 12 and args.output_dir == str(run / "swift")
+    assert f"# file {run / 'dataset.jsonl'} (24 lines)" in out  # 12 steps x 2 tasks, the same order first
+
+
+def test_resume_refuses_changes_and_a_run_without_checkpoints(tmp_path: Path) -> None:
+    run = stored_run(tmp_path, 2)
+    before = snapshot(run)
+    command = [sys.executable, "-m", "agenthub", "run", "--resume", str(run), "--dry-run"]
+    done = subprocess.run([*command, "num_generations=2"], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2
+    assert f"cannot resume {run}: its config differs in num_generations: 4 -> 2" in done.stderr
+    assert "only steps may change on resume" in done.stderr
+    (run / "swift" / "checkpoint-2").rmdir()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and "swift saved no checkpoint in" in done.stderr
+    assert "swift.save_strategy=steps swift.save_steps=N" in done.stderr
+    assert snapshot(run) == before

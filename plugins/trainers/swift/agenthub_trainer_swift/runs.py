@@ -1,0 +1,61 @@
+"""The run directory on ``agenthub run --resume RUN_DIR``: the stored config, what may change, the last checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from agenthub.errors import ConfigError
+from agenthub.rollout.store import CONFIG_FILE, RunStore
+
+from agenthub_trainer_swift.config import SwiftConfig
+from agenthub_trainer_swift.launch import SWIFT_OUTPUT_DIR
+
+RESUMABLE_CHANGES = frozenset({"steps", "resume"})
+"""Settings a resumed run may change; any other difference would make it a different run."""
+
+
+def saved_config(settings: SwiftConfig) -> dict[str, Any]:
+    """The config as the run directory keeps it (``resume`` is how it was started, not what it is)."""
+    return settings.model_dump(mode="json", exclude={"resume"})
+
+
+def check_resumable(settings: SwiftConfig) -> Path:
+    """The run directory ``resume`` names, if only ``RESUMABLE_CHANGES`` differ from its stored config."""
+    assert settings.resume is not None
+    store = RunStore.existing(settings.resume)
+    stored, saved = store.config(), saved_config(settings)
+    changed = sorted(k for k in {*stored, *saved} if k not in RESUMABLE_CHANGES and stored.get(k) != saved.get(k))
+    if changed:
+        details = ", ".join(f"{k}: {stored.get(k)!r} -> {saved.get(k)!r}" for k in changed)
+        allowed = ", ".join(sorted(RESUMABLE_CHANGES - {"resume"}))
+        raise ConfigError(
+            f"cannot resume {store.path}: its config differs in {details}; only {allowed} may change on resume. "
+            "Start a new run instead"
+        )
+    return store.path
+
+
+def last_checkpoint(run_dir: Path) -> Path:
+    """swift's latest ``checkpoint-N`` in the run's output directory, which ``--resume_from_checkpoint`` loads."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    output = run_dir / SWIFT_OUTPUT_DIR
+    found = get_last_checkpoint(str(output)) if output.is_dir() else None
+    if found is None:
+        raise ConfigError(
+            f"cannot resume {run_dir}: swift saved no checkpoint in {output} (on a CPU the plugin passes "
+            "--save_strategy no; to make a run resumable pass swift.save_strategy=steps swift.save_steps=N). "
+            "Start a new run instead"
+        )
+    return Path(found).absolute()
+
+
+def reopen(settings: SwiftConfig) -> RunStore:
+    """The resumed run's store (trajectories.jsonl appended to), its config.yaml updated (e.g. more steps)."""
+    check_resumable(settings)
+    assert settings.resume is not None
+    store = RunStore.resume(settings.resume)
+    (store.path / CONFIG_FILE).write_text(yaml.safe_dump(saved_config(settings), sort_keys=True))
+    return store
