@@ -38,6 +38,11 @@ class SwiftConfig(BaseModel):
     max_tokens: int = Field(default=64, ge=1, description="tokens per model turn")
     max_context: int = Field(default=2048, ge=16, description="prompt plus every turn of an episode, in tokens")
     max_turns: int | None = Field(default=None, ge=1, description="turn limit per episode; default: the env's")
+    horizon: int | dict[str, Any] | None = Field(
+        default=None,
+        description="turn limit by training step: N, or {kind: stepwise, rounds: [...], every: K} (ScalingInter-RL); "
+        "instead of max_turns",
+    )
     seed: int = 0
     processes: int = Field(default=1, ge=1, description="local env server processes (without url)")
     url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
@@ -56,6 +61,12 @@ class SwiftConfig(BaseModel):
 
     @model_validator(mode="after")
     def _coherent(self) -> SwiftConfig:
+        if self.horizon is not None and self.max_turns is not None:
+            raise ValueError("max_turns is a fixed horizon; set horizon=N or horizon.kind=... or max_turns, not both")
+        if self.horizon is not None:
+            from agenthub_trainer_swift.horizon import schedule
+
+            schedule(self.horizon)  # a bad kind or setting is refused here, not inside swift
         if self.mode == "server" and self.use_vllm:
             raise ValueError("use_vllm applies to mode=colocate; mode=server always samples with vLLM; drop one")
         return self

@@ -25,6 +25,7 @@ SWIFT_OUTPUT_DIR = "swift"
 TINY_MODEL_DIR = "tiny-model"
 SCHEDULER = "agenthub"
 REWARD = "agenthub_env_reward"
+STEP_CALLBACK = "agenthub_step"  # agenthub_trainer_swift.step_callback.CALLBACK_NAME (that module imports swift)
 TASK_COLUMN = "agenthub_task"  # the scheduler reads it (agenthub_trainer_swift.scheduler.TASK_COLUMN)
 
 
@@ -146,7 +147,8 @@ def build_plan(
         env=config.env,
         urls=urls,
         token=config.token,
-        max_turns=max_turns,
+        max_turns=max_turns if config.horizon is None else None,  # a schedule sets each task's limit instead
+        horizon=config.horizon,
         max_tokens=config.max_tokens,
         max_context=config.max_context,
         max_attempts=config.max_attempts,
@@ -185,6 +187,8 @@ def build_plan(
         "save_strategy": "no" if on_cpu else "steps",
         "dataset_num_proc": 1,
         "dataloader_num_workers": 0,
+        # the training step, for the horizon schedule (agenthub_trainer_swift.horizon)
+        "callbacks": [STEP_CALLBACK],
     }
     if checkpoint is not None:
         # swift restores the weights, optimizer, scheduler, RNG and global step and skips the rows already trained on

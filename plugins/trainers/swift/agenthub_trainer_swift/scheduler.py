@@ -38,6 +38,7 @@ from agenthub.types import EnvInfo, Outcome, Task, Trajectory, Turn
 from swift.rollout import MultiTurnScheduler
 
 from agenthub_trainer_swift.generate import REQUEST_CONFIG, SwiftEngineGenerate, sampled_logprobs
+from agenthub_trainer_swift.horizon import StepClock, schedule
 from agenthub_trainer_swift.outputs import prompt_messages, rollout_infos, rollout_output
 from agenthub_trainer_swift.sessions import EnvSessions, EpisodeFailure, TurnEpisode
 from agenthub_trainer_swift.settings import SchedulerSettings
@@ -125,11 +126,23 @@ class AgenthubScheduler(MultiTurnScheduler):  # type: ignore[misc]
         self.settings = settings or SchedulerSettings.load()
         self.store = RunStore.existing(self.settings.store) if self.settings.store else None
         self.step_log = StepOutcomeLog(window=self.settings.episodes_per_step, emit=log.warning)
+        self.horizon = schedule(self.settings.horizon) if self.settings.horizon is not None else None
+        self.clock = StepClock(self.settings.episodes_per_step)
         self._servers: dict[int, _ServerRollout] = {}
         self._sessions: EnvSessions | None = None
         self._episodes: dict[str, TurnEpisode] = {}
 
     # -- both modes ----------------------------------------------------------------
+
+    def _with_horizon(self, tasks: list[Task]) -> list[Task]:
+        """Each task's turn limit at its step (swift's --max_turns caps it: swift stops there)."""
+        if self.horizon is None:
+            return tasks
+        limited = []
+        for task, step in zip(tasks, self.clock.steps(len(tasks)), strict=True):
+            turns = self.horizon.max_turns(step)
+            limited.append(task.model_copy(update={"max_turns": min(turns, self.max_turns or turns)}))
+        return limited
 
     def _record(self, trajectory: Trajectory) -> None:
         if self.store is not None:
@@ -166,9 +179,12 @@ class AgenthubScheduler(MultiTurnScheduler):  # type: ignore[misc]
     async def run(self, infer_request: Any, request_config: Any, **kwargs: Any) -> Any:
         """One whole episode with the hub executor; swift's ``RolloutOutput`` of it."""
         task = task_of(infer_request)
-        limit = self.settings.max_turns or self.max_turns or task.max_turns
-        if limit is not None:
-            task = task.model_copy(update={"max_turns": limit})
+        if self.horizon is not None:
+            [task] = self._with_horizon([task])
+        else:
+            limit = self.settings.max_turns or self.max_turns or task.max_turns
+            if limit is not None:
+                task = task.model_copy(update={"max_turns": limit})
         server = self._server()
         key = episode_key(infer_request)
         reasons: list[str] = []
@@ -200,7 +216,10 @@ class AgenthubScheduler(MultiTurnScheduler):  # type: ignore[misc]
 
     async def on_trajectory_start(self, requests: list[Any]) -> None:
         sessions = self._env_sessions()
-        episodes = await asyncio.gather(*(sessions.open(episode_key(r), task_of(r)) for r in requests))
+        tasks = self._with_horizon([task_of(r) for r in requests])
+        episodes = await asyncio.gather(
+            *(sessions.open(episode_key(r), t) for r, t in zip(requests, tasks, strict=True))
+        )
         for request, episode in zip(requests, episodes, strict=True):
             self._episodes[episode.key] = episode
             if episode.session is not None:

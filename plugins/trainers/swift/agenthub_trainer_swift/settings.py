@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -30,6 +31,11 @@ class SchedulerSettings(BaseModel):
     urls: list[str] = Field(min_length=1, description="env servers, e.g. http://127.0.0.1:8000")
     token: str | None = None
     max_turns: int | None = Field(default=None, ge=1, description="turn limit; default: swift's --max_turns or env's")
+    horizon: int | dict[str, Any] | None = Field(
+        default=None,
+        description="turn limit by step: N, or {kind: stepwise, rounds: [...], every: K} (see .horizon); "
+        "overrides max_turns",
+    )
     max_tokens: int = Field(default=256, ge=1, description="tokens per model turn (server mode)")
     max_context: int = Field(default=4096, ge=16, description="prompt plus every turn, in tokens (server mode)")
     system_prompt: str | None = Field(default=None, description="default: the env's instructions from /v1/info")

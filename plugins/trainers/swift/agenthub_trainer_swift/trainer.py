@@ -28,6 +28,7 @@ from agenthub.training import check_framework, framework_problems
 
 from agenthub_trainer_swift.checks import framework_needs, launch_checks
 from agenthub_trainer_swift.config import SwiftConfig
+from agenthub_trainer_swift.horizon import longest
 from agenthub_trainer_swift.launch import TINY_MODEL_DIR, Command, LaunchPlan, build_plan
 from agenthub_trainer_swift.runs import check_resumable, last_checkpoint, reopen, saved_config
 
@@ -69,10 +70,17 @@ def plan_for(config: SwiftConfig, run_dir: Path, urls: list[str], tasks: tuple[l
         run_dir=run_dir,
         urls=urls,
         task_ids=ids,
-        max_turns=config.max_turns or default_turns,
+        max_turns=turn_cap(config, default_turns),
         on_cpu=on_cpu(),
         checkpoint=last_checkpoint(run_dir) if config.resume is not None else None,
     )
+
+
+def turn_cap(config: SwiftConfig, default_turns: int) -> int:
+    """swift's ``--max_turns``: it stops every episode there, so it is the most turns the horizon ever allows."""
+    if config.horizon is not None:
+        return longest(config.horizon, config.steps)
+    return config.max_turns or default_turns
 
 
 @contextlib.contextmanager

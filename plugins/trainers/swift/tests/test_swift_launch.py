@@ -150,3 +150,25 @@ def test_resume_refuses_changes_and_a_run_without_checkpoints(tmp_path: Path) ->
     assert done.returncode == 2 and "swift saved no checkpoint in" in done.stderr
     assert "swift.save_strategy=steps swift.save_steps=N" in done.stderr
     assert snapshot(run) == before
+
+
+def test_a_horizon_schedule_reaches_the_scheduler_and_swift_accepts_the_launch(tmp_path: Path) -> None:
+    out = dry_run(
+        "trainer=swift", "env=trail", "steps=6", "horizon.kind=stepwise", "horizon.rounds=[1,2,5]", "horizon.every=2",
+        f"runs_dir={tmp_path}", "run_id=r",
+    )  # fmt: skip
+    (command,) = [line for line in out.splitlines() if " swift rlhf " in line]
+    args = swift_rlhf_args(command)
+    assert args.max_turns == 5  # swift stops every episode at --max_turns: the schedule's most
+    assert args.callbacks == ["agenthub_step"]  # the training step, for the schedule
+    settings = json.loads(out.split("agenthub_swift.json (", 1)[1].split("\n", 1)[1].split("\n# ", 1)[0])
+    assert settings["horizon"] == {"kind": "stepwise", "rounds": [1, 2, 5], "every": 2}
+    assert "max_turns" not in settings
+
+
+def test_a_bad_horizon_or_two_turn_limits_are_refused() -> None:
+    trainer = get_plugin_host().trainer("swift").make()
+    with pytest.raises(ConfigError, match="horizon kind 'stepwise' rejected its settings"):
+        trainer.run({"trainer": "swift", "env": "trail", "horizon": {"kind": "stepwise", "rounds": [2]}}, dry_run=True)
+    with pytest.raises(ConfigError, match="not both"):
+        trainer.run({"trainer": "swift", "env": "trail", "horizon": 3, "max_turns": 3}, dry_run=True)
