@@ -23,7 +23,7 @@ from .recording import RecordingProxy
 EPISODES = {"n": 16, "k": 4}  # 64 sampled episodes of the built-in trail env
 
 
-def eval_through(proxy: RecordingProxy, runs: Path) -> list[Trajectory]:
+def eval_through(proxy: RecordingProxy, runs: Path, max_tokens: int) -> list[Trajectory]:
     code = main(
         [
             "eval",
@@ -33,7 +33,7 @@ def eval_through(proxy: RecordingProxy, runs: Path) -> list[Trajectory]:
             f"agent.model={SERVED_NAME}",
             "agent.logprobs=true",
             "agent.temperature=1.0",
-            "agent.max_tokens=24",
+            f"agent.max_tokens={max_tokens}",
             # The whole reply is the move (trail reads it leniently): random text still plays several turns.
             "agent.action_format=raw",
             f"n={EPISODES['n']}",
@@ -49,9 +49,9 @@ def eval_through(proxy: RecordingProxy, runs: Path) -> list[Trajectory]:
     return [Trajectory.model_validate(json.loads(line)) for line in lines]
 
 
-def run_and_check(vllm_server: VLLMServer, tokenizer: Any, runs: Path) -> Tally:
+def run_and_check(vllm_server: VLLMServer, tokenizer: Any, runs: Path, max_tokens: int = 24) -> Tally:
     with RecordingProxy(vllm_server.url) as proxy:
-        trajectories = eval_through(proxy, runs)
+        trajectories = eval_through(proxy, runs, max_tokens)
     answers = [chat_answer(e.answer) for e in proxy.chat_answers()]
     assert len(trajectories) == EPISODES["n"] * EPISODES["k"]
     assert answers, "no chat completion went through the proxy"
@@ -63,10 +63,22 @@ def test_eval_keeps_vllms_sampled_ids_and_logprobs_exactly(
     vllm_server: VLLMServer, tokenizers: dict[str, Any], tmp_path: Path
 ) -> None:
     tally = run_and_check(vllm_server, tokenizers["chatml"], tmp_path)
-    print(f"openai agent over vLLM: {tally}")  # shown with -s: how much the check covered
-    # Not vacuous: many turns, kept traces, and turns a decode + re-encode would have changed.
-    assert tally.turns >= 64 and tally.traces >= 16
+    print(f"openai agent over vLLM, 24 tokens a turn: {tally}")  # shown with -s: how much the check covered
+    # Not vacuous: many turns, and turns a decode + re-encode would have changed. vLLM tokenizes each reply
+    # again in the next prompt, so such a turn ends the episode's trace: only single-turn traces are kept here.
+    assert tally.turns >= 64 and tally.traces >= 8
     assert tally.non_canonical_turns >= 5, tally
+
+
+@pytest.mark.timeout(900)
+def test_multi_turn_traces_follow_vllms_own_rendering_of_the_conversation(
+    vllm_server: VLLMServer, tokenizers: dict[str, Any], tmp_path: Path
+) -> None:
+    """One token a turn is mostly canonical, so vLLM's next prompt extends the last and the agent keeps the
+    trace across turns: the tokens it puts between turns must be exactly those of vLLM's next prompt."""
+    tally = run_and_check(vllm_server, tokenizers["chatml"], tmp_path, max_tokens=1)
+    print(f"openai agent over vLLM, 1 token a turn: {tally}")
+    assert tally.multi_turn_traces >= 8, tally
 
 
 @pytest.mark.timeout(900)

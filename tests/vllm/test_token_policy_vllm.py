@@ -61,7 +61,10 @@ async def test_token_policy_keeps_vllms_ids_exactly_and_every_prompt_is_the_trac
         await generate.aclose()
     tally = check_policy_run(trajectories, generate.answers)
     non_canonical = sum(not canonical(tokenizer, choice["token_ids"]) for _, choice in generate.answers)
-    print(f"TokenPolicy over vLLM, {template}: {tally}, {non_canonical} of {len(generate.answers)} non-canonical")
+    print(
+        f"TokenPolicy over vLLM, {template}: {tally.turns} turns, {tally.multi_turn_traces} multi-turn traces of "
+        f"{tally.traces}, {non_canonical} of {len(generate.answers)} answers non-canonical"
+    )
     assert len(trajectories) == len(TASKS) * SAMPLES and tally.multi_turn_traces >= 8, tally
     assert non_canonical >= 5, f"only {non_canonical} of {len(generate.answers)} answers were non-canonical"
 
