@@ -20,11 +20,18 @@ def saved_config(settings: ArealConfig) -> dict[str, Any]:
     return settings.model_dump(mode="json", exclude={"resume"})
 
 
+def defaults(model: type[ArealConfig]) -> dict[str, Any]:
+    """Each optional setting's default, as the run directory would store it."""
+    fields = model.model_fields.items()
+    return {name: field.get_default(call_default_factory=True) for name, field in fields if not field.is_required()}
+
+
 def check_resumable(settings: ArealConfig) -> Path:
     """The run directory ``resume`` names, if only ``RESUMABLE_CHANGES`` differ from its stored config."""
     assert settings.resume is not None
     store = RunStore.existing(settings.resume)
-    stored, saved = store.config(), saved_config(settings)
+    # A setting the stored config lacks (added to the plugin since) counts as its default.
+    stored, saved = {**defaults(ArealConfig), **store.config()}, saved_config(settings)
     changed = sorted(k for k in {*stored, *saved} if k not in RESUMABLE_CHANGES and stored.get(k) != saved.get(k))
     if changed:
         details = ", ".join(f"{k}: {stored.get(k)!r} -> {saved.get(k)!r}" for k in changed)

@@ -223,3 +223,14 @@ def test_a_resumed_run_reuses_its_directory_and_tasks(tmp_path: Path):
     assert reopened.meta()["status"] == "running" and "resumed_at" in reopened.meta()
     command = command_of(run_dir)
     assert "trainer.resume_mode=auto" in command and "trainer.total_training_steps=7" in command
+
+
+def test_a_setting_added_since_the_run_started_counts_as_its_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    run_dir, _ = prepared(tmp_path, max_tasks=4)
+    stored = yaml.safe_load((run_dir / "config.yaml").read_text())
+    del stored["rollout_is"], stored["rollout_is_threshold"]  # as a run from before these settings stored it
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(stored))
+    assert main(["run", "--resume", str(run_dir), "--dry-run"]) == 0
+    assert "algorithm.rollout_correction.rollout_is=token" in capsys.readouterr().out
