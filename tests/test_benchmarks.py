@@ -154,3 +154,26 @@ def test_trl_seeds_benchmark_quick_mode_runs_the_default_per_seed_and_counts_the
         assert record["train_wall_s"] > 0 and isinstance(record["learned"], bool)
     assert report["summary"]["runs"] == 2 and report["summary"]["failed_runs"] == 0
     assert (tmp_path / "trl_seeds.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.timeout(1200)
+def test_agentgym_recipe_benchmark_quick_mode_runs_every_stage_and_writes_its_json_and_plot(tmp_path: Path) -> None:
+    for plugin in ("agenthub_trainer_trl", "agenthub_env_maze", "agenthub_agent_hf"):
+        pytest.importorskip(plugin)  # the TRL trainer's own venv (plugins/trainers/trl/README.md) has all three
+    run_benchmark(
+        "agentgym_recipe.py", "--quick", "--out", str(tmp_path), "--runs", str(tmp_path / "runs"), timeout=1100
+    )
+    result = json.loads((tmp_path / "agentgym_recipe.json").read_text())
+    [seed] = result["per_seed"]
+    stages = [s["stage"] for s in seed["stages"]]
+    assert stages == ["oracle", "export", "sft", "test-sft", "grpo", "test-grpo"]
+    assert all(s["returncode"] == 0 and s["wall_s"] > 0 for s in seed["stages"])
+    assert seed["stages"][0]["command"].startswith("agenthub eval env=maze agent=maze-oracle")
+    for scored in (seed["test_sft"], seed["test_grpo"]):  # 3 test tasks, 1 sample each, every episode scored
+        assert scored["episodes"] == 3 and 0 <= scored["success"] <= 1
+    assert seed["margin"] == round(seed["test_grpo"]["success"] - seed["test_sft"]["success"], 4)
+    assert [p["step"] for p in seed["grpo_curve"]] == [1, 2] and [p["max_turns"] for p in seed["grpo_curve"]] == [2, 3]
+    runs = tmp_path / "runs" / "seed0"
+    assert (runs / "sft" / "tiny-model" / "tokenizer.json").is_file()  # built on the exported demonstrations
+    assert f"corpus: {runs / 'sft.jsonl'}" in (runs / "sft" / "config.yaml").read_text()
+    assert (tmp_path / "agentgym_recipe.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

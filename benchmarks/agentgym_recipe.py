@@ -1,0 +1,184 @@
+"""The AgentGym-RL recipe (oracle -> SFT -> GRPO with a ScalingInter-RL horizon) over several seeds.
+
+Runs ``examples/agentgym_recipe/run.py`` once per seed, each a subprocess that runs the recipe's six CLI
+commands (oracle eval, export, SFT, test eval, GRPO, test eval), and records per seed the test-split
+success of the SFT start and of the GRPO model (same sampling), the margin, each stage's wall time and
+load average, and the GRPO curve. The summary is the margin's mean, standard deviation and range.
+
+    pip install torch==2.13.0 && pip install -e . -e plugins/trainers/trl -e plugins/envs/maze -e plugins/agents/hf
+    python benchmarks/agentgym_recipe.py                     # seeds 0-2, about 15 minutes each on 2 cores
+    python benchmarks/agentgym_recipe.py --seeds 0 1 2 3 4 grpo.steps=30
+    python benchmarks/agentgym_recipe.py --quick             # smoke run: every stage, tiny sizes, seconds
+
+Writes benchmarks/results/agentgym_recipe.json and agentgym_recipe.png (``--out`` elsewhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "examples" / "agentgym_recipe" / "run.py"
+RESULTS = ROOT / "benchmarks" / "results"
+NAME = "agentgym_recipe"
+BUDGET_S = 15 * 60
+# Every stage at its smallest: shows the pipeline works end to end, measures nothing.
+QUICK = [
+    "oracle.n=6",
+    "sft.epochs=1",
+    "sft.batch_size=4",
+    "grpo.steps=2",
+    "grpo.tasks_per_step=2",
+    "grpo.num_generations=2",
+    "grpo.horizon.rounds=[2,3]",
+    "grpo.horizon.every=1",
+    "test.k=1",
+    "test.max_turns=3",
+    "test.n=3",
+]
+
+
+def run_seed(seed: int, runs: Path, overrides: list[str]) -> dict[str, Any]:
+    """One recipe run in a subprocess (its output goes to ours); its ``recipe.json``."""
+    runs_dir = runs / f"seed{seed}"
+    command = [sys.executable, str(RECIPE), f"seed={seed}", f"runs_dir={runs_dir}", *overrides]
+    print(f"\n=== seed {seed}: python {RECIPE.relative_to(ROOT)} {' '.join(command[2:])}", flush=True)
+    subprocess.run(command, check=True, cwd=ROOT)
+    result: dict[str, Any] = json.loads((runs_dir / "recipe.json").read_text())
+    return result
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {
+        "mean": round(statistics.fmean(values), 4),
+        "std": round(statistics.stdev(values), 4) if len(values) > 1 else 0.0,
+        "min": round(min(values), 4),
+        "max": round(max(values), 4),
+    }
+
+
+def summarize(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
+    before = [r["test_sft"]["success"] for r in per_seed]
+    after = [r["test_grpo"]["success"] for r in per_seed]
+    stages: dict[str, list[float]] = {}
+    for r in per_seed:
+        for t in r["stages"]:
+            stages.setdefault(t["stage"], []).append(t["wall_s"])
+    return {
+        "test_sft": spread(before),
+        "test_grpo": spread(after),
+        "margin": spread([b - a for a, b in zip(before, after, strict=True)]),
+        "improved_seeds": sum(b > a for a, b in zip(before, after, strict=True)),
+        "seeds": len(per_seed),
+        "stage_minutes_mean": {k: round(statistics.fmean(v) / 60, 2) for k, v in stages.items()},
+        "total_minutes": spread([r["total_wall_s"] / 60 for r in per_seed]),
+        "within_budget": sum(r["total_wall_s"] <= BUDGET_S for r in per_seed),
+    }
+
+
+def plot(result: dict[str, Any], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    seeds = result["per_seed"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [1, 1.6]})
+    xs = range(len(seeds))
+    width = 0.38
+    left.bar([x - width / 2 for x in xs], [r["test_sft"]["success"] for r in seeds], width, label="SFT start")
+    left.bar([x + width / 2 for x in xs], [r["test_grpo"]["success"] for r in seeds], width, label="after GRPO")
+    left.set_xticks(list(xs), [f"seed {r['seed']}" for r in seeds])
+    summary = result["summary"]
+    test = seeds[0]["config"]["test"]
+    left.set_ylabel(f"success on the {test['split']} split (k={test['k']}, {test['max_turns']} turns)")
+    left.set_title(
+        f"margin {summary['margin']['mean']:+.3f} ± {summary['margin']['std']:.3f} "
+        f"({summary['improved_seeds']}/{summary['seeds']} seeds improved)"
+    )
+    left.set_ylim(0, 1)
+    left.legend(loc="upper left")
+    left.grid(axis="y", alpha=0.3)
+    for r in seeds:
+        curve = r["grpo_curve"]
+        steps = [p["step"] for p in curve]
+        right.plot(steps, [p["success"] for p in curve], marker=".", alpha=0.8, label=f"seed {r['seed']}")
+    if seeds and seeds[0]["grpo_curve"]:
+        twin = right.twinx()
+        curve = seeds[0]["grpo_curve"]
+        twin.step([p["step"] for p in curve], [p["max_turns"] for p in curve], where="mid", color="grey", alpha=0.5)
+        twin.set_ylabel("turn limit (horizon schedule)", color="grey")
+        twin.set_ylim(0, max(p["max_turns"] or 0 for p in curve) * 1.5 or 1)
+    right.set_xlabel("GRPO step")
+    right.set_ylabel("success of the step's training episodes")
+    right.set_ylim(-0.02, 1.02)
+    right.set_title("GRPO on the train split (ScalingInter-RL stepwise horizon)")
+    right.legend(loc="upper left")
+    right.grid(alpha=0.3)
+    minutes = summary["total_minutes"]
+    fig.suptitle(
+        f"AgentGym-RL recipe on {result['env']}, tiny model, {result['cpus']} CPUs: "
+        f"{minutes['mean']:.1f} min a seed ({minutes['min']:.1f}-{minutes['max']:.1f}), load average "
+        f"{result['load_average_mean']:.1f}"
+    )
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--quick", action="store_true", help="one seed, every stage at its smallest, in a temp dir")
+    parser.add_argument("--out", type=Path, default=None, help="where the JSON and PNG go")
+    parser.add_argument("--runs", type=Path, default=None, help="where the runs go (default: a temp dir)")
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="recipe settings, e.g. grpo.steps=30")
+    args = parser.parse_args()
+    overrides = [*QUICK, *args.overrides] if args.quick else args.overrides
+    seeds = args.seeds[:1] if args.quick else args.seeds
+    out = args.out or (Path(tempfile.mkdtemp(prefix=f"{NAME}-")) if args.quick else RESULTS)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = args.runs or Path(tempfile.mkdtemp(prefix=f"{NAME}-runs-"))
+
+    started, load_samples = time.monotonic(), list[float]()
+    per_seed = []
+    for seed in seeds:
+        per_seed.append(run_seed(seed, runs, overrides))
+        load_samples.extend(t["load_average_before"][0] for t in per_seed[-1]["stages"])
+
+    import torch
+    import transformers
+    import trl
+
+    result = {
+        "env": per_seed[0]["env"],
+        "quick": args.quick,
+        "overrides": overrides,
+        "summary": summarize(per_seed),
+        "per_seed": per_seed,
+        "wall_s": round(time.monotonic() - started, 1),
+        "budget_s_per_seed": BUDGET_S,
+        "cpus": os.cpu_count(),
+        "load_average_mean": round(statistics.fmean(load_samples), 2),
+        "machine": platform.platform(),
+        "versions": {"torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__},
+    }
+    (out / f"{NAME}.json").write_text(json.dumps(result, indent=2))
+    plot(result, out / f"{NAME}.png")
+    print(json.dumps(result["summary"], indent=2))
+    print(f"wrote {out / f'{NAME}.json'} and {out / f'{NAME}.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
