@@ -554,6 +554,13 @@ def learning_section(learning: Json | None, path: Path, how: Json | None, docs: 
     return lines
 
 
+def seed_list(seeds: list[int]) -> str:
+    """``0-19`` for a run of consecutive seeds, else each one."""
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(str(s) for s in seeds)
+
+
 def seeds_lines(path: Path, docs: Path) -> list[str]:
     """``trl_seeds.py``'s count: the same default run for many seeds, how many of them learned."""
     lines = ["### Over seeds: how often the default learns", ""]
@@ -577,7 +584,7 @@ def seeds_lines(path: Path, docs: Path) -> list[str]:
     ]
     return [
         *lines,
-        f"`{seeds['command'].strip()}` for seeds {', '.join(str(r['seed']) for r in seeds['seeds'])} "
+        f"`{seeds['command'].strip()}` for seeds {seed_list([r['seed'] for r in seeds['seeds']])} "
         f"(`benchmarks/trl_seeds.py`), {seeds['parallel']} runs at a time with {seeds['threads_per_run']} torch "
         f"thread each on {seeds['cpus']} CPUs, from {path.name}, dated {file_date(path)}. A seed learned when "
         f"the mean training success of its last {seeds['final_steps']} steps and its final model's success on "
