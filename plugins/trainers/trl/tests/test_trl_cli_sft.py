@@ -34,7 +34,7 @@ def test_dry_run_prints_the_resolved_config_and_the_plan_and_trains_nothing(tmp_
     assert printed["horizon"] == {"kind": "stepwise", "rounds": [1, 2, 3], "every": 10}
     assert printed["model"] is None and printed["mode"] == "grpo"
     assert (
-        "# would run: GRPO of a tiny random model" in done.stdout and "3 steps of 8 tasks x 8 episodes" in done.stdout
+        "# would run: GRPO of a tiny random model" in done.stdout and "3 steps of 16 tasks x 4 episodes" in done.stdout
     )
     assert "# TRL's GRPOConfig would be given:\n#   output_dir: <run dir>/checkpoints" in done.stdout
     assert "#   max_completion_length: 1\n" in done.stdout and "#   max_steps: 3\n" in done.stdout
