@@ -42,7 +42,16 @@ from agenthub.types import Outcome, Task
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 ENV = "trail"
-SHOWN_SETTINGS = {"steps", "tasks_per_step", "num_generations", "learning_rate", "beta", "max_tokens", "tiny_model"}
+SHOWN_SETTINGS = {
+    "steps",
+    "tasks_per_step",
+    "num_generations",
+    "learning_rate",
+    "beta",
+    "entropy_coef",
+    "max_tokens",
+    "tiny_model",
+}
 
 
 async def score(model_dir: Path, *, episodes: int, max_tokens: int) -> dict[str, Any]:
