@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from pathlib import Path
@@ -46,6 +47,11 @@ def open_run(config: TrlConfig) -> tuple[RunStore, str]:
     if config.resume is None:
         return RunStore.create(saved, root=config.runs_dir, run_id=config.run_id), ""
     stored = RunStore.existing(config.resume).config()
+    # A setting added to the plugin since the run started is absent from its config: it counts as the
+    # default that config resolves to, not as a change (so runs made before a new setting still resume).
+    # (a config this version cannot read is compared as stored, so the difference is named below)
+    with contextlib.suppress(ValueError):
+        stored = {**saved_config(TrlConfig.model_validate(stored)), **stored}
     changed = sorted(k for k in {*stored, *saved} if k not in RESUMABLE_CHANGES and stored.get(k) != saved.get(k))
     if changed:
         details = ", ".join(f"{k}: {stored.get(k)!r} -> {saved.get(k)!r}" for k in changed)

@@ -160,3 +160,16 @@ def test_the_tiny_model_trains_with_an_entropy_bonus_and_a_given_model_with_trl_
     assert grpo_settings(tiny, tmp_path)["entropy_coef"] == TINY_MODEL_ENTROPY_COEF
     assert TrlConfig.model_validate({"model": "org/model"}).entropy_coef == MODEL_ENTROPY_COEF == 0.0
     assert grpo_settings(TrlConfig.model_validate({"entropy_coef": 0}), tmp_path)["entropy_coef"] == 0
+
+
+def test_a_run_from_before_a_new_setting_resumes_with_its_default(tmp_path: Path) -> None:
+    """A stored config without a setting added since (here entropy_coef) resumes; a real change is refused."""
+    from agenthub_trainer_trl.runs import open_run, saved_config
+
+    old = saved_config(TrlConfig.model_validate({"runs_dir": str(tmp_path), "run_id": "old"}))
+    del old["entropy_coef"]
+    RunStore.create(old, root=tmp_path, run_id="old").finish()
+    store, suffix = open_run(TrlConfig.model_validate({**old, "resume": str(tmp_path / "old"), "steps": 90}))
+    assert store.path == tmp_path / "old" and suffix == "@r1"
+    with pytest.raises(ConfigError, match=r"entropy_coef: 0\.01 -> 0\.5"):
+        open_run(TrlConfig.model_validate({**old, "resume": str(tmp_path / "old"), "entropy_coef": 0.5}))
