@@ -119,6 +119,7 @@ def plot(result: dict[str, Any], out: Path) -> None:
         twin.step([p["step"] for p in curve], [p["max_turns"] for p in curve], where="mid", color="grey", alpha=0.5)
         twin.set_ylabel("turn limit (horizon schedule)", color="grey")
         twin.set_ylim(0, max(p["max_turns"] or 0 for p in curve) * 1.5 or 1)
+    right.xaxis.get_major_locator().set_params(integer=True)
     right.set_xlabel("GRPO step")
     right.set_ylabel("success of the step's training episodes")
     right.set_ylim(-0.02, 1.02)
@@ -142,6 +143,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="one seed, every stage at its smallest, in a temp dir")
     parser.add_argument("--out", type=Path, default=None, help="where the JSON and PNG go")
     parser.add_argument("--runs", type=Path, default=None, help="where the runs go (default: a temp dir)")
+    parser.add_argument("--merge", action="store_true", help="add these seeds to the seeds already in --out's JSON")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="recipe settings, e.g. grpo.steps=30")
     args = parser.parse_args()
     overrides = [*QUICK, *args.overrides] if args.quick else args.overrides
@@ -150,11 +152,13 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     runs = args.runs or Path(tempfile.mkdtemp(prefix=f"{NAME}-runs-"))
 
-    started, load_samples = time.monotonic(), list[float]()
-    per_seed = []
-    for seed in seeds:
-        per_seed.append(run_seed(seed, runs, overrides))
-        load_samples.extend(t["load_average_before"][0] for t in per_seed[-1]["stages"])
+    started = time.monotonic()
+    per_seed = [run_seed(seed, runs, overrides) for seed in seeds]
+    earlier = out / f"{NAME}.json"
+    if args.merge and earlier.is_file():  # seeds run at other times: kept unless run again now
+        kept = [r for r in json.loads(earlier.read_text())["per_seed"] if r["seed"] not in seeds]
+        per_seed = sorted([*kept, *per_seed], key=lambda r: int(r["seed"]))
+    load_samples = [t["load_average_before"][0] for r in per_seed for t in r["stages"]]
 
     import torch
     import transformers
