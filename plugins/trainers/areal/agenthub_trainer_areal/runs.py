@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-from agenthub.errors import ConfigError
-from agenthub.rollout.store import CONFIG_FILE, RunStore
+from agenthub.rollout.store import RunStore
+from agenthub.training import resumption
 
 from agenthub_trainer_areal.config import ArealConfig
 
@@ -17,36 +16,16 @@ RESUMABLE_CHANGES = frozenset({"steps", "save_steps", "resume"})
 
 def saved_config(settings: ArealConfig) -> dict[str, Any]:
     """The config as the run directory keeps it (``resume`` is how it was started, not what it is)."""
-    return settings.model_dump(mode="json", exclude={"resume"})
-
-
-def defaults(model: type[ArealConfig]) -> dict[str, Any]:
-    """Each optional setting's default, as the run directory would store it."""
-    fields = model.model_fields.items()
-    return {name: field.get_default(call_default_factory=True) for name, field in fields if not field.is_required()}
+    return resumption.saved_config(settings)
 
 
 def check_resumable(settings: ArealConfig) -> Path:
     """The run directory ``resume`` names, if only ``RESUMABLE_CHANGES`` differ from its stored config."""
     assert settings.resume is not None
-    store = RunStore.existing(settings.resume)
-    # A setting the stored config lacks (added to the plugin since) counts as its default.
-    stored, saved = {**defaults(ArealConfig), **store.config()}, saved_config(settings)
-    changed = sorted(k for k in {*stored, *saved} if k not in RESUMABLE_CHANGES and stored.get(k) != saved.get(k))
-    if changed:
-        details = ", ".join(f"{k}: {stored.get(k)!r} -> {saved.get(k)!r}" for k in changed)
-        allowed = ", ".join(sorted(RESUMABLE_CHANGES - {"resume"}))
-        raise ConfigError(
-            f"cannot resume {store.path}: its config differs in {details}; only {allowed} may change on resume. "
-            "Start a new run instead"
-        )
-    return store.path
+    return resumption.check_resumable(settings, settings.resume, RESUMABLE_CHANGES).path
 
 
 def reopen(settings: ArealConfig) -> RunStore:
-    """The resumed run's store (trajectories.jsonl appended to), its config.yaml updated (e.g. more steps)."""
-    check_resumable(settings)
+    """The resumed run's store (appended to), its config.yaml updated (e.g. more steps)."""
     assert settings.resume is not None
-    store = RunStore.resume(settings.resume)
-    (store.path / CONFIG_FILE).write_text(yaml.safe_dump(saved_config(settings), sort_keys=True))
-    return store
+    return resumption.reopen(settings, settings.resume, RESUMABLE_CHANGES)
