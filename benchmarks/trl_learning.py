@@ -3,7 +3,8 @@
 1. Build the tiny random model (``agenthub.testing.tiny_model``, the trainer's default recipe) and
    score it on ``--eval-episodes`` episodes of trail's *test* split: the executor, real env
    servers, sampling at temperature 1 as in training.
-2. Train it with ``agenthub run trainer=trl env=trail steps=--steps`` (GRPO, the hub executor as
+2. Train it with ``agenthub run trainer=trl env=trail`` at its defaults (``--steps`` and overrides change
+   them; GRPO, the hub executor as
    TRL's rollout) in a subprocess, exactly as a user would, timing it.
 3. Score the trained model on the same test episodes.
 
@@ -87,6 +88,17 @@ def train(runs_dir: Path, run_id: str, steps: int, extra: list[str]) -> float:
     return time.monotonic() - started
 
 
+def commit() -> str | None:
+    """The checkout's commit, with ``+changes`` when files differ from it: the code this result describes."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True)  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 def curve(run_dir: Path) -> list[dict[str, Any]]:
     records = [r for r in RunStore.existing(run_dir).metrics() if "reward" in r]
     start = records[0]["time"] - records[0].get("step_time", 0.0) if records else 0.0
@@ -134,7 +146,7 @@ def plot(result: dict[str, Any], out: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=120)
+    parser.add_argument("--steps", type=int, default=None, help="default: the trainer's own (what a user gets)")
     parser.add_argument("--eval-episodes", type=int, default=256)
     parser.add_argument("--budget-s", type=float, default=600.0)
     parser.add_argument("--quick", action="store_true", help="2 steps and 32 eval episodes, in a temp dir")
@@ -151,12 +163,12 @@ def main() -> int:
         from agenthub_trainer_trl.config import TrlConfig
         from agenthub_trainer_trl.runs import model_path
 
-        settings = deep_merge({"steps": args.steps}, parse_overrides(args.overrides))
-        config = validate_config(TrlConfig, settings)
+        steps = {} if args.steps is None else {"steps": args.steps}
+        config = validate_config(TrlConfig, deep_merge(steps, parse_overrides(args.overrides)))
         initial = Path(model_path(config, runs / "initial"))  # the same weights the run starts from
         before = asyncio.run(score(initial, episodes=args.eval_episodes, max_tokens=config.max_tokens))
         print(f"before training: {before}", flush=True)
-        wall = train(runs, "bench", args.steps, args.overrides)
+        wall = train(runs, "bench", config.steps, args.overrides)
         run_dir = runs / "bench"
         after = asyncio.run(score(run_dir / "model", episodes=args.eval_episodes, max_tokens=config.max_tokens))
         print(f"after training: {after}", flush=True)
@@ -183,6 +195,7 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "machine": platform.platform(),
+        "commit": commit(),
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__},
     }
     (out / "trl_learning.json").write_text(json.dumps(result, indent=2))
