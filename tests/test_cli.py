@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -68,7 +69,7 @@ def test_serve_stops_cleanly_on_sigterm_and_closes_sessions(tmp_path: Path) -> N
     assert "stopped; closed 3 sessions" in (tmp_path / "server.log").read_text()
 
 
-def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
+def test_serve_refuses_a_port_in_use_in_one_line() -> None:
     import socket
 
     with socket.socket() as held:
@@ -76,7 +77,49 @@ def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
         held.listen()
         port = held.getsockname()[1]
         result = run("serve", "env=guess", f"port={port}")
-    assert result.returncode != 0 and "choose another port" in result.stderr
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"agenthub serve: error: cannot listen on 127.0.0.1:{port}")
+    assert f"port {port} is in use; choose another port=..., port=0 for a free one" in lines[0]
+
+
+def serve_until_ready(tmp_path: Path, *args: str) -> str:
+    """Start `agenthub serve ARGS`, wait until it listens, stop it; what it printed to stderr."""
+    ready = tmp_path / f"ready-{len(list(tmp_path.iterdir()))}.json"
+    with subprocess.Popen(
+        [*AGENTHUB, "serve", "env=guess", "port=0", f"--ready-file={ready}", *args],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "AGENTHUB_TOKEN"},
+    ) as process:
+        try:
+            deadline = time.monotonic() + 60
+            while not ready.exists():
+                assert process.poll() is None and time.monotonic() < deadline, process.stderr
+                time.sleep(0.05)
+        finally:
+            process.terminate()
+            _, stderr = process.communicate(timeout=30)
+    return stderr
+
+
+def test_serve_beyond_loopback_needs_a_token_or_insecure(tmp_path: Path) -> None:
+    refused = subprocess.run(
+        [*AGENTHUB, "serve", "env=guess", "host=0.0.0.0", "port=0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "AGENTHUB_TOKEN"},
+    )
+    assert refused.returncode == 2
+    assert "host=0.0.0.0 serves beyond this machine with no token" in refused.stderr
+    assert "token=SECRET" in refused.stderr and "--insecure" in refused.stderr
+    with_token = serve_until_ready(tmp_path, "host=0.0.0.0", "token=s3cret")
+    assert "warning" not in with_token
+    insecure = serve_until_ready(tmp_path, "host=0.0.0.0", "--insecure")
+    assert "warning: --insecure: serving on 0.0.0.0 with no token" in insecure
+    assert "warning" not in serve_until_ready(tmp_path, "host=localhost")
 
 
 def test_version_and_help() -> None:

@@ -31,6 +31,11 @@ def _lazy(module: str, attr: str) -> Callable[[argparse.Namespace], int]:
 def _configure_serve(parser: argparse.ArgumentParser) -> None:
     add_overrides(parser, "env=guess port=8000 max_sessions=256 ttl=600 token=SECRET env_kwargs.high=32")
     parser.add_argument("--ready-file", default=None, help="write {url, pid} here once listening (used by launchers)")
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a host beyond loopback (e.g. host=0.0.0.0) with no token, on a trusted network",
+    )
 
 
 def _configure_plugins(parser: argparse.ArgumentParser) -> None:

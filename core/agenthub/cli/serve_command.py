@@ -1,24 +1,64 @@
-"""``agenthub serve env=NAME [key=value ...]``."""
+"""``agenthub serve env=NAME [key=value ...]``.
+
+A server reachable beyond this machine (``host=0.0.0.0``, or any address that is not loopback)
+with no ``token`` would let anyone who can reach it run the env: it is refused unless
+``--insecure`` says that is meant (a trusted private network), and even then it warns.
+"""
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import sys
 from pathlib import Path
 
 from agenthub.config import build_config
+from agenthub.errors import ConfigError
 from agenthub.plugins import get_plugin_host
+from agenthub.processes import watch_parent_from_env
 from agenthub.service.serve import serve
-from agenthub.service.settings import ServiceSettings
+from agenthub.service.settings import TOKEN_ENV_VAR, ServiceSettings
 
 
 class ServeConfig(ServiceSettings):
     env: str
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only listens on this machine (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a hostname that may resolve to any interface, or "" (all of them)
+
+
+def check_exposure(settings: ServiceSettings, *, insecure: bool) -> str | None:
+    """Refuse a server open beyond loopback without a token, unless ``insecure``; then return a warning."""
+    if settings.token or is_loopback(settings.host):
+        return None
+    if not insecure:
+        raise ConfigError(
+            f"host={settings.host} serves beyond this machine with no token, so anyone who can reach it can run "
+            f"the env; set token=SECRET (or ${TOKEN_ENV_VAR}) and give clients the same token, use "
+            "host=127.0.0.1, or add --insecure if the network is trusted"
+        )
+    return (
+        f"agenthub serve: warning: --insecure: serving on {settings.host} with no token; anyone who can reach "
+        "this port can create sessions and run the env"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
+    # First: a server started by a LocalServer must not outlive it, even before it listens.
+    watch_parent_from_env()
     config = build_config(ServeConfig, args.overrides, config_file=args.config)
     spec = get_plugin_host().env(config.env)
     # Only what the user set, so the env's own service_defaults can fill the rest.
     settings = ServiceSettings.model_validate(config.model_dump(include=config.model_fields_set - {"env"}))
+    warning = check_exposure(settings, insecure=args.insecure)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     serve(spec, settings, ready_file=Path(args.ready_file) if args.ready_file else None)
     return 0

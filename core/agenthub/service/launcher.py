@@ -23,6 +23,7 @@ from typing import Any
 import uvicorn
 
 from agenthub.errors import AgenthubError
+from agenthub.processes import PARENT_ENV_VAR, popen
 from agenthub.service.serve import bind_socket, loop_factory, url_of, uvicorn_config
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import EnvSpec
@@ -34,6 +35,8 @@ class ServerStartError(AgenthubError):
 
 class LocalServer:
     """An environment server in a child process (``agenthub serve``), stopped with SIGTERM.
+
+    The child dies with this process, even if it is killed with SIGKILL (see :mod:`agenthub.processes`).
 
     Example::
 
@@ -67,12 +70,15 @@ class LocalServer:
     def start(self) -> LocalServer:
         ready = Path(self._dir.name) / "ready.json"
         log = self.log_path.open("wb")
-        self.process = subprocess.Popen(
+        self.process = popen(
             self.command(ready),
+            # SIGTERM: the server closes its sessions (and their own children) as on any stop; the
+            # child's parent watch (PARENT_ENV_VAR) exits hard if that stop hangs.
+            parent_death_signal=signal.SIGTERM,
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, **self.extra_env},
+            env={**os.environ, **self.extra_env, PARENT_ENV_VAR: str(os.getpid())},
         )
         log.close()
         deadline = time.monotonic() + self.startup_timeout_s

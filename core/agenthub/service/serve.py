@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import json
 import logging
@@ -14,9 +15,14 @@ from pathlib import Path
 
 import uvicorn
 
+from agenthub.errors import AgenthubError
 from agenthub.service.server import create_app
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import EnvSpec
+
+
+class PortUnavailableError(AgenthubError, OSError):
+    """The address to listen on is taken or not allowed; the message names it and what to do."""
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -28,9 +34,14 @@ def bind_socket(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise OSError(
-            f"cannot listen on {host}:{port} ({exc.strerror}); choose another port, or port=0 for a free one"
-        ) from None
+        if exc.errno == errno.EADDRINUSE:
+            advice = f"port {port} is in use; choose another port=..., port=0 for a free one, or stop what holds it"
+        elif exc.errno == errno.EACCES:
+            advice = f"port {port} needs privileges here; choose a port above 1023, or port=0 for a free one"
+        else:
+            advice = f"check host={host} (an address of this machine, e.g. 127.0.0.1) and port={port}"
+        # An AgenthubError: the CLI shows it as one line, not a traceback.
+        raise PortUnavailableError(f"cannot listen on {host}:{port} ({exc.strerror}): {advice}") from None
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
