@@ -37,7 +37,14 @@ def test_check_passes_for_the_builtin_env() -> None:
 def test_unknown_env_and_bad_override_explain_what_to_do() -> None:
     result = run("serve", "env=gues")
     assert result.returncode == 2
-    assert "unknown env 'gues'; did you mean 'guess'?" in result.stderr
+    assert "unknown env 'gues'; did you mean 'guess'? installed envs: " in result.stderr
+    assert "?;" not in result.stderr
+    result = run("play", "env=guess", "agent=randm")
+    assert result.returncode == 2 and "unknown agent 'randm'; did you mean 'random'? installed agents:" in result.stderr
+    result = run("serv", "env=guess")
+    assert (
+        result.returncode == 2 and "unknown command 'serv'; did you mean 'serve'? installed commands:" in result.stderr
+    )
     result = run("serve", "env=guess", "max_sesions=3")
     assert result.returncode == 2 and "did you mean 'max_sessions'" in result.stderr
     result = run("check")

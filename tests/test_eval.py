@@ -104,3 +104,31 @@ def test_eval_explains_bad_settings(tmp_path: Path) -> None:
     assert wrong_split.returncode != 0 and "has no split 'dev'" in wrong_split.stderr
     typo = agenthub("eval", "env=guess", "kk=2", cwd=tmp_path)
     assert typo.returncode != 0 and "did you mean 'k'" in typo.stderr
+
+
+def test_eval_refuses_more_tasks_than_the_split_has(tmp_path: Path) -> None:
+    done = agenthub("eval", "env=guess", "split=test", "n=600", "run_id=big", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "n=600, but split 'test' of env 'guess' has 500 tasks; use n=500" in done.stderr
+    assert not (tmp_path / "runs" / "big").exists()  # refused before anything was saved
+
+
+def test_resume_refuses_options_that_change_the_run_and_names_their_stored_values(tmp_path: Path) -> None:
+    first = agenthub("eval", "env=guess", "n=2", "run_id=r", "progress=false", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    run_dir = tmp_path / "runs" / "r"
+    conflict = agenthub("eval", "--resume", str(run_dir), "k=5", "split=train", cwd=tmp_path)
+    assert conflict.returncode == 2
+    assert "its config differs in k: 1 -> 5, split: None -> 'train'" in conflict.stderr
+    assert "only concurrency, max_attempts, processes, progress, token, url may change" in conflict.stderr
+    assert "k: 1" in (run_dir / "config.yaml").read_text()  # untouched
+    same = agenthub("eval", "--resume", str(run_dir), "k=1", "concurrency=2", cwd=tmp_path)
+    assert same.returncode == 0, same.stderr  # the stored value again, and how fast: both fine
+    assert "concurrency: 2" in (run_dir / "config.yaml").read_text()
+
+
+def test_agent_typos_are_answered_with_a_suggestion_oracle_included(tmp_path: Path) -> None:
+    typo = agenthub("eval", "env=guess", "agent=orcale", cwd=tmp_path)
+    assert typo.returncode == 2
+    assert "unknown agent 'orcale'; did you mean 'oracle'? installed agents: oracle, " in typo.stderr
+    assert "?;" not in typo.stderr

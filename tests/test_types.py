@@ -49,6 +49,6 @@ def test_errors_survive_pickling_across_processes() -> None:
     from agenthub.errors import EpisodeDoneError, UnknownNameError
 
     unknown = pickle.loads(pickle.dumps(UnknownNameError("env", "gues", ["guess"], "guess", "install more")))
-    assert str(unknown) == "unknown env 'gues'; did you mean 'guess'?; installed envs: guess. install more"
+    assert str(unknown) == "unknown env 'gues'; did you mean 'guess'? installed envs: guess. install more"
     done = pickle.loads(pickle.dumps(EpisodeDoneError(409, "episode_done", "the episode ended", "http://x")))
     assert isinstance(done, EpisodeDoneError) and done.status == 409 and "the episode ended" in str(done)

@@ -7,7 +7,6 @@ key and, for misspelt keys, suggest the closest valid one.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,7 +14,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from agenthub.errors import ConfigError
+from agenthub.errors import ConfigError, did_you_mean
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -102,8 +101,7 @@ def describe_validation_error(model: type[BaseModel], exc: ValidationError) -> s
         key = ".".join(str(part) for part in error["loc"]) or "(top level)"
         if error["type"] == "extra_forbidden":
             known = _known_keys(model, error["loc"][:-1])
-            match = difflib.get_close_matches(str(error["loc"][-1]), known, n=1)
-            hint = f"did you mean {match[0]!r}? " if match else ""
+            hint = did_you_mean(str(error["loc"][-1]), known)
             lines.append(f"unknown key {key!r}; {hint}valid keys: {', '.join(sorted(known))}")
         elif error["type"] == "missing":
             lines.append(f"missing required key {key!r}; pass it as {key}=...")

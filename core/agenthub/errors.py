@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any
+
+
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The choice ``name`` most likely misspells, if any is close enough: the one "did you mean" helper."""
+    options = list(dict.fromkeys(choices))
+    matches = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    if not matches:  # a different case only ("Guess"), which the ratio above may miss for short names
+        matches = [c for c in options if c.lower() == name.lower()][:1]
+    return matches[0] if matches else None
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``"did you mean 'x'? "`` for the closest choice, or ``""``: put before the list of valid choices."""
+    match = closest(name, choices)
+    return f"did you mean {match!r}? " if match else ""
 
 
 class AgenthubError(Exception):
@@ -20,16 +37,17 @@ class PluginError(AgenthubError):
 class UnknownNameError(AgenthubError, LookupError):
     """A name that no installed plugin registered."""
 
-    def __init__(self, kind: str, name: str, installed: list[str], suggestion: str | None, hint: str = "") -> None:
+    def __init__(
+        self, kind: str, name: str, installed: list[str], suggestion: str | None = None, hint: str = ""
+    ) -> None:
+        """``suggestion`` defaults to the closest of ``installed`` (see :func:`closest`)."""
         self.kind = kind
         self.name = name
         self.installed = installed
-        self.suggestion = suggestion
-        parts = [f"unknown {kind} {name!r}"]
-        if suggestion:
-            parts.append(f"did you mean {suggestion!r}?")
-        parts.append(f"installed {kind}s: {', '.join(installed) if installed else '(none)'}")
-        message = "; ".join(parts)
+        self.suggestion = suggestion if suggestion is not None else closest(name, installed)
+        maybe = f"did you mean {self.suggestion!r}? " if self.suggestion else ""
+        listed = ", ".join(installed) if installed else "(none)"
+        message = f"unknown {kind} {name!r}; {maybe}installed {kind}s: {listed}"
         if hint:
             message += f". {hint}"
         self.hint = hint

@@ -14,7 +14,6 @@ Environment variables:
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 import sys
@@ -28,12 +27,14 @@ import pluggy
 
 from agenthub import hookspecs
 from agenthub._version import __version__
-from agenthub.errors import PluginError, UnknownNameError
+from agenthub.errors import ConfigError, PluginError, UnknownNameError
 from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, HorizonSpec, Spec, TrainerSpec
 
 ENTRY_POINT_GROUP = "agenthub"
 PLUGINS_ENV_VAR = "AGENTHUB_PLUGINS"
 TRACE_ENV_VAR = "AGENTHUB_TRACE_PLUGINS"
+ORACLE = "oracle"
+"""The agent name that stands for the env's own oracle (``agent=oracle``)."""
 BUILTIN_PLUGINS = {"builtin": "agenthub.builtin.plugin", "builtin-commands": "agenthub.cli.builtin_commands"}
 
 S = TypeVar("S", EnvSpec, AgentSpec, TrainerSpec, CommandSpec, HorizonSpec)
@@ -104,8 +105,7 @@ class SpecTable(Generic[S]):
         try:
             return self._specs[name]
         except KeyError:
-            matches = difflib.get_close_matches(name, self.names(), n=1, cutoff=0.6)
-            raise UnknownNameError(self.kind, name, self.names(), matches[0] if matches else None, hint) from None
+            raise UnknownNameError(self.kind, name, self.names(), hint=hint) from None
 
 
 class PluginHost:
@@ -214,6 +214,18 @@ class PluginHost:
 
     def agent(self, name: str) -> AgentSpec:
         return self.agents.get(name, self._failed_hint())
+
+    def agent_for(self, env: EnvSpec, name: str | None) -> AgentSpec:
+        """The agent ``name`` names for ``env``: ``oracle`` (or None) is the env's own oracle."""
+        if name is None or name == ORACLE:
+            if env.oracle is None:
+                raise ConfigError(f"env {env.name!r} registers no oracle; choose a policy with agent=NAME")
+            return self.agent(env.oracle)
+        if name in self.agents:
+            return self.agents.get(name)
+        # "oracle" is a name too, so that agent=orcale is answered with it
+        choices = [ORACLE, *self.agents.names()] if env.oracle else self.agents.names()
+        raise UnknownNameError("agent", name, choices, hint=self._failed_hint())
 
     def trainer(self, name: str) -> TrainerSpec:
         return self.trainers.get(name, self._failed_hint())

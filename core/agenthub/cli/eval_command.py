@@ -20,6 +20,7 @@ from agenthub.rollout.collect import collect
 from agenthub.rollout.executor import Executor, episode_requests
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
+from agenthub.training.resumption import check_resumable, reopen
 from agenthub.types import Task, TaskId, TaskList
 
 SHOWN_TASKS = 20
@@ -35,7 +36,9 @@ class EvalConfig(BaseModel):
         default_factory=dict, description="settings for the env servers this run starts (not used with url=)"
     )
     split: str | None = Field(default=None, description="default: 'test' if the env has it, else its first split")
-    n: int | None = Field(default=None, ge=1, description="tasks, evenly spaced over the split; default: all")
+    n: int | None = Field(
+        default=None, ge=1, description="tasks, evenly spaced over the split; default: all; more than it has is refused"
+    )
     k: int = Field(default=1, ge=1, description="samples per task")
     max_turns: int | None = Field(default=None, ge=1, description="default: the env's")
     seed: int = 0
@@ -69,18 +72,23 @@ def split_ids(listing: TaskList) -> list[TaskId]:
     return list(range(listing.start, listing.stop))
 
 
+RESUMABLE = frozenset({"concurrency", "processes", "progress", "url", "token", "max_attempts"})
+"""What ``--resume`` may change: how the run reaches its servers and how fast, never what it measures."""
+
+
 def run(args: argparse.Namespace) -> int:
     if args.resume:
+        # The stored config, then what was given now; anything given that changes what is measured is refused.
         stored = RunStore.existing(args.resume).config()
-        config = EvalConfig.model_validate(stored)
+        config = build_config(EvalConfig, agent_aliases(args.overrides), config_file=args.config, defaults=stored)
+        check_resumable(config, args.resume, RESUMABLE)
     else:
         config = build_config(EvalConfig, agent_aliases(args.overrides), config_file=args.config)
     host = get_plugin_host()
     spec = host.env(config.env)
-    agent_name = spec.oracle if config.agent == "oracle" else config.agent
-    if agent_name is None:
-        raise ConfigError(f"env {spec.name!r} registers no oracle; choose a policy with agent=NAME")
-    agent = host.agent(agent_name).make(**config.agent_kwargs)
+    agent_spec = host.agent_for(spec, config.agent)
+    agent_name = agent_spec.name
+    agent = agent_spec.make(**config.agent_kwargs)
     report, run_dir = asyncio.run(_evaluate(config, agent, agent_name, Path(args.resume) if args.resume else None))
     _print_report(report, config, agent_name, run_dir)
     return 0 if report.scored else 1
@@ -102,14 +110,20 @@ async def _evaluate(config: EvalConfig, agent: Any, agent_name: str, resume: Pat
         split = config.split or ("test" if "test" in info.splits else info.splits[0])
         if split not in info.splits:
             raise ConfigError(f"env {info.name!r} has no split {split!r}; it has: {', '.join(info.splits)}")
-        ids = spread(split_ids(await pool.endpoints[0].client.tasks(split)), config.n)
+        every = split_ids(await pool.endpoints[0].client.tasks(split))
+        if config.n is not None and config.n > len(every):
+            raise ConfigError(
+                f"n={config.n}, but split {split!r} of env {info.name!r} has {len(every)} tasks; "
+                f"use n={len(every)} or leave n out for all of them (k=... samples each task more than once)"
+            )
+        ids = spread(every, config.n)
         tasks = [
             Task(env=info.name, task_id=task_id, split=split, seed=config.seed, max_turns=config.max_turns)
             for task_id in ids
         ]
         saved = config.model_dump(mode="json")
         store = (
-            RunStore.resume(resume, saved)
+            reopen(config, str(resume), RESUMABLE)
             if resume
             else RunStore.create(saved, root=config.runs_dir, run_id=config.run_id)
         )

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from agenthub._version import __version__
-from agenthub.errors import AgenthubError
+from agenthub.errors import AgenthubError, UnknownNameError
 from agenthub.plugins import get_plugin_host
 
 
@@ -28,6 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = get_plugin_host().commands
+    if argv and not argv[0].startswith("-") and argv[0] not in commands:
+        # argparse lists the choices but suggests none (before Python 3.14): the same helper as for envs
+        parser.error(str(UnknownNameError("command", argv[0], commands.names(), hint="`agenthub --help` says more")))
     # argparse stops filling a positional list at the first option, so `run trainer=trl --dry-run
     # steps=3` would leave `steps=3` over; key=value items after options are overrides too.
     args, extra = parser.parse_known_args(argv)

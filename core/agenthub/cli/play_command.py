@@ -10,7 +10,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agenthub.config import build_config
-from agenthub.errors import ConfigError
 from agenthub.plugins import get_plugin_host
 from agenthub.rollout.episode import play_episode
 from agenthub.service.client import EnvClient
@@ -22,7 +21,7 @@ class PlayConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     env: str = "guess"
-    agent: str | None = Field(default=None, description="default: the env's oracle")
+    agent: str | None = Field(default=None, description="default (or 'oracle'): the env's oracle")
     agent_kwargs: dict[str, Any] = Field(default_factory=dict)
     task_id: TaskId | None = None
     split: str | None = None
@@ -36,10 +35,9 @@ def run(args: argparse.Namespace) -> int:
     config = build_config(PlayConfig, args.overrides, config_file=args.config)
     host = get_plugin_host()
     spec = host.env(config.env)
-    agent_name = config.agent or spec.oracle
-    if agent_name is None:
-        raise ConfigError(f"env {spec.name!r} registers no oracle; choose a policy with agent=NAME")
-    agent = host.agent(agent_name).make(**config.agent_kwargs)
+    agent_spec = host.agent_for(spec, config.agent)
+    agent_name = agent_spec.name
+    agent = agent_spec.make(**config.agent_kwargs)
     task = Task(env=spec.name, task_id=config.task_id, split=config.split, seed=config.seed, max_turns=config.max_turns)
     with contextlib.ExitStack() as stack:
         url = config.url
