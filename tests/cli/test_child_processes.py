@@ -150,3 +150,39 @@ def test_serve_ignores_a_parent_pid_that_is_not_a_number(tmp_path: Path) -> None
             child.terminate()
             _, stderr = child.communicate(timeout=30)
     assert f"ignoring ${PARENT_ENV_VAR}='not-a-pid': not a process id" in stderr
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the children through /proc")
+def test_kill_9_of_agenthub_eval_leaves_no_env_server_behind(tmp_path: Path) -> None:
+    """The issue's case: `agenthub eval` killed mid-run with two env server processes."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "agenthub", "eval", "env=guess", "processes=2", "n=500", "k=50", "concurrency=1",
+         "progress=false"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    ) as evaluation:  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            while not (tmp_path / "runs").exists():  # the run directory is made once both servers answer
+                assert evaluation.poll() is None and time.monotonic() < deadline, "eval ended or hung before its run"
+                time.sleep(0.1)
+            servers = children_of(evaluation.pid)
+            assert len(servers) == 2, servers
+            evaluation.send_signal(signal.SIGKILL)
+            evaluation.wait(timeout=10)
+        finally:
+            if evaluation.poll() is None:
+                evaluation.kill()
+    for server in servers:
+        wait_dead(server)

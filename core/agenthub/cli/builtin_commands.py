@@ -71,11 +71,26 @@ def _configure_init(parser: argparse.ArgumentParser) -> None:
 
 def _configure_install(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "names", nargs="+", metavar="NAME", help="env-sciworld, sciworld, trainer-verl[test], agenthub-env-x, ./path"
+        "names",
+        nargs="+",
+        metavar="NAME",
+        help="sciworld, env-sciworld or agenthub-env-sciworld (the same plugin: this checkout's, where there is "
+        "one and no version is given), trainer-verl[test], ./path or a .whl",
     )
     parser.add_argument("-e", "--editable", action="store_true", help="pip install -e (local paths)")
     parser.add_argument("--dry-run", action="store_true", help="print every install command; run none")
     parser.add_argument("--pip-args", default="", metavar="ARGS", help="more pip options, e.g. --pip-args='--no-deps'")
+    parser.add_argument("--index-url", default=None, metavar="URL", help="the package index to use (passed to pip/uv)")
+    parser.add_argument(
+        "--extra-index-url", action="append", default=[], metavar="URL", help="another index (repeatable; to pip/uv)"
+    )
+    parser.add_argument(
+        "--find-links",
+        action="append",
+        default=[],
+        metavar="DIR_OR_URL",
+        help="also look for wheels here, e.g. a local wheelhouse (repeatable; to pip/uv)",
+    )
     parser.add_argument(
         "--variant",
         choices=["auto", "cpu", "gpu"],

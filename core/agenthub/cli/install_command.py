@@ -1,8 +1,10 @@
 """``agenthub install NAME...`` / ``agenthub uninstall NAME...``: pip (or uv), in this interpreter, with short names.
 
-``env-sciworld`` is the distribution ``agenthub-env-sciworld``; a bare first-party name
-(``sciworld``) is looked up in the catalogue below; a local path or wheel is installed as is. In
-a source checkout, first-party plugins install from its ``plugins/`` folder.
+``sciworld``, ``env-sciworld`` and ``agenthub-env-sciworld`` name the same plugin (a bare name is
+looked up in the catalogue below); a local path or wheel is installed as is. In a source checkout,
+each of them installs the checkout's ``plugins/envs/sciworld`` unless a version is asked for
+(``agenthub-env-sciworld==0.1.0``); elsewhere, the distribution from the package index, or from
+``--index-url`` / ``--find-links``, which are passed to every pip (or uv) command.
 
 A plugin that ships an install recipe (``PACKAGE/install.toml``, see :mod:`agenthub.install_recipe`)
 is installed by running its steps for one variant (``cpu`` or ``gpu``); the others go in one plain
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import agenthub
 from agenthub import install_recipe
-from agenthub.errors import ConfigError
+from agenthub.errors import ConfigError, did_you_mean
 from agenthub.install_recipe import LoadedRecipe, Step, Variant
 
 KINDS = ("env", "agent", "trainer")
@@ -46,6 +48,9 @@ FIRST_PARTY: dict[str, str] = {
 """Plugins maintained in this repository, so that ``agenthub install sciworld`` needs no kind."""
 
 _SHORT = re.compile(r"^(env|agent|trainer)-([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?(.*)$")
+_FULL = re.compile(
+    r"^agenthub[-_.](env|agent|trainer)[-_.]([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?(.*)$", re.IGNORECASE
+)
 _BARE = re.compile(r"^([a-z][a-z0-9_-]*)(\[[^\]]*\])?(.*)$")
 _PATH_EXTRAS = re.compile(r"^(.*?)(\[[A-Za-z0-9._,-]*\])?$")
 
@@ -61,8 +66,12 @@ def _checkout_plugins() -> Path | None:
     return root / "plugins" if root else None
 
 
+def _short_names() -> list[str]:
+    return [f"{kind}-{name}" for name, kind in FIRST_PARTY.items()]
+
+
 def _known() -> str:
-    return ", ".join(f"{kind}-{name}" for name, kind in FIRST_PARTY.items())
+    return ", ".join(_short_names())
 
 
 def _is_path(name: str) -> bool:
@@ -103,22 +112,32 @@ def resolve(name: str) -> Target:
             raise ConfigError(f"{name} is not a Python project (no pyproject.toml or setup.py there) nor a .whl file")
         extras_tuple = tuple(_split_extras(extras))
         return Target(name, f"{path.resolve()}{extras or ''}", extras=extras_tuple, project=path.resolve())
-    if name.startswith("agenthub-"):
-        base = re.split(r"[\[<>=!~ ;@]", name, maxsplit=1)[0]
-        return Target(
-            name, name, distribution=base, kind=next((k for k in KINDS if base.startswith(f"agenthub-{k}-")), None)
-        )
     kind: str
+    if full := _FULL.match(name):
+        # agenthub-env-sciworld is what env-sciworld and sciworld stand for: resolved the same way
+        return _kind_target(name, full.group(1).lower(), full.group(2), full.group(3) or "", full.group(4))
+    if name.lower().startswith(("agenthub-", "agenthub_")):
+        base = re.split(r"[\[<>=!~ ;@]", name, maxsplit=1)[0]
+        return Target(name, name, distribution=base)
     if short := _SHORT.match(name):
         kind, plugin, extras, version = short.group(1), short.group(2), short.group(3) or "", short.group(4)
     elif (bare := _BARE.match(name)) and bare.group(1) in FIRST_PARTY:
         plugin, extras, version = bare.group(1), bare.group(2) or "", bare.group(3)
         kind = FIRST_PARTY[plugin]
     else:
+        word = _BARE.match(name)
+        maybe = did_you_mean(word.group(1) if word else name, [*FIRST_PARTY, *_short_names()])
         raise ConfigError(
-            f"unknown plugin {name!r}: say its kind (env-NAME, agent-NAME or trainer-NAME, installed as "
+            f"unknown plugin {name!r}; {maybe}say its kind (env-NAME, agent-NAME or trainer-NAME, installed as "
             f"agenthub-env-NAME ...), give a local path, or choose a known one: {_known()}"
         )
+    return _kind_target(name, kind, plugin, extras, version)
+
+
+def _kind_target(name: str, kind: str, plugin: str, extras: str, version: str) -> Target:
+    """``KIND-PLUGIN[extras]version``: the checkout's ``plugins/KINDs/PLUGIN`` if there is one and no version
+    is asked for, else the distribution ``agenthub-KIND-PLUGIN`` from the package index (or --find-links)."""
+    plugin = plugin.lower()  # distribution names ignore case; the checkout's folders are lower case
     checkout = _checkout_plugins()
     local = checkout / f"{kind}s" / plugin if checkout else None
     if local is not None and (local / "pyproject.toml").is_file() and not version:
@@ -292,9 +311,21 @@ def _from_index(target: Target, args: argparse.Namespace, installer: Installer, 
     return None if loaded is None else install_with_recipe(target, loaded, args, installer, extra)
 
 
+def index_args(args: argparse.Namespace) -> list[str]:
+    """--index-url, --extra-index-url and --find-links as pip (and uv) take them, for every install command."""
+    out: list[str] = []
+    if getattr(args, "index_url", None):
+        out += ["--index-url", args.index_url]
+    for url in getattr(args, "extra_index_url", None) or []:
+        out += ["--extra-index-url", url]
+    for place in getattr(args, "find_links", None) or []:
+        out += ["--find-links", place]
+    return out
+
+
 def run_install(args: argparse.Namespace) -> int:
     targets = [resolve(name) for name in args.names]
-    extra = shlex.split(args.pip_args)
+    extra = [*index_args(args), *shlex.split(args.pip_args)]
     installer = find_uv(args.installer)
     plain: list[Target] = []
     with tempfile.TemporaryDirectory(prefix="agenthub-install-") as scratch:
