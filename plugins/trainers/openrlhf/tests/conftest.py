@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import asyncio
 import datetime
 import importlib.util
 import os
 import random
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,19 +35,33 @@ class Logprob:
     """vLLM's ``Logprob``: what ``CompletionOutput.logprobs[i][token_id]`` holds."""
 
     logprob: float
+    rank: int | None = None
+    decoded_token: str | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CompletionOutput:
-    token_ids: list[int]
+    """vLLM 0.29's ``CompletionOutput`` (the fields OpenRLHF and the agent read, with vLLM's names)."""
+
+    index: int = 0
     text: str
+    token_ids: list[int]
+    cumulative_logprob: float | None = None
     logprobs: list[dict[int, Logprob]] | None
-    finish_reason: str
+    finish_reason: str | None = None
+    stop_reason: int | str | None = None  # the stop token when a ``stop_token_ids`` entry ended the turn
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RequestOutput:
+    """vLLM 0.29's ``RequestOutput`` for a token prompt (its text prompt is None)."""
+
+    request_id: str = ""
+    prompt: str | None = None
+    prompt_token_ids: list[int] = field(default_factory=list)
+    prompt_logprobs: None = None
     outputs: list[CompletionOutput]
+    finished: bool = True
 
 
 @dataclass
@@ -71,6 +86,11 @@ class StandInEngine:
     ``length``); a distinct logprob per sampled token when
     ``sampling_params.logprobs`` is set. ``fail_calls`` lists call numbers
     (from 0) that raise, as a crashed engine would. Every call is recorded.
+
+    Its answers are the tokenizer's own encodings of words, which a decode and
+    re-encode gives back unchanged, so it tests rewards, outcomes and spans,
+    not token faithfulness: that is checked against sampled, mostly
+    non-canonical ids by :class:`SampledVLLM` in ``test_openrlhf_sampled_tokens.py``.
     """
 
     tokenizer: Any
@@ -98,7 +118,8 @@ class StandInEngine:
         stops = list(sampling_params.stop_token_ids or [])
         self.calls.append(EngineCall(list(prompt_token_ids), limit, stops, ids, values, finish))
         return RequestOutput(
-            [
+            prompt_token_ids=list(prompt_token_ids),
+            outputs=[
                 CompletionOutput(
                     token_ids=ids,
                     text=self.tokenizer.decode(ids),
@@ -107,8 +128,132 @@ class StandInEngine:
                     else None,
                     finish_reason=finish,
                 )
-            ]
+            ],
         )
+
+
+@dataclass
+class SampledCall:
+    """One request as the sampling vLLM double saw and answered it."""
+
+    prompt_ids: list[int]
+    max_tokens: int
+    min_tokens: int
+    stop_token_ids: list[int]  # the request's own; the turn also ends at the model's eos, as in vLLM
+    token_ids: list[int]
+    logprobs: list[float]
+    finish_reason: str
+
+
+class SampledVLLM:
+    """Stands in for vLLM's ``AsyncLLMEngine`` (``RolloutRayActor.llm``), which needs a GPU; it samples a real model.
+
+    OpenRLHF's own ``RolloutRayActor.generate`` (the ``llm_engine.generate``
+    the agent calls) runs on top of it unchanged: see :func:`rollout_actor`.
+    The tokens are sampled from the tiny local model at ``model_dir`` by
+    :class:`~agenthub.testing.model_sampler.ModelSampler`, not taken from a
+    tokenizer's encoding of some text, so most turns are id sequences that a
+    decode and re-encode would change, as a real engine's often are.
+
+    Like vLLM, ``generate(prompt, sampling_params, request_id)`` streams
+    cumulative ``RequestOutput`` s, the last one ``finished``, and honours the
+    request: at most ``max_tokens`` tokens; the turn ends at (and includes) a
+    ``stop_token_ids`` entry or the model's eos, then ``finish_reason`` is
+    ``stop`` (``stop_reason`` the stop id, None for eos), else ``length``;
+    neither ends a turn before ``min_tokens`` tokens (they are masked from
+    sampling, as vLLM's min-tokens processor does); the ``temperature``; and
+    with ``logprobs`` set, a ``{sampled id: Logprob}`` dict per position. It
+    does not give the top-k alternatives nor ranks (the adapter reads only the
+    sampled token's), and samples the whole vocabulary (``top_p`` 1, ``top_k``
+    -1, as OpenRLHF asks by default; others are refused). Every request is
+    recorded in ``calls``.
+    """
+
+    def __init__(self, model_dir: Path, seed: int = 0) -> None:
+        from transformers import AutoTokenizer, GenerationConfig
+
+        self.model_dir = model_dir
+        self.seed = seed
+        self.calls: list[SampledCall] = []
+        self.tokenizer: Any = AutoTokenizer.from_pretrained(model_dir)  # what ModelSampler loads too
+        # vLLM ends a turn at the eos of the tokenizer and of generation_config.json as well as at stop_token_ids.
+        eos = GenerationConfig.from_pretrained(model_dir).eos_token_id
+        ids = [self.tokenizer.eos_token_id, *(eos if isinstance(eos, list) else [eos])]
+        self.eos: set[int] = {int(t) for t in ids if t is not None}
+        self._samplers: dict[tuple[tuple[int, ...], float], Any] = {}
+
+    def _sampler(self, stops: tuple[int, ...], bias: float) -> Any:
+        """A ModelSampler per stop set and bias (-inf masks the stops, for min_tokens); the model is tiny."""
+        from agenthub.testing.model_sampler import ModelSampler
+
+        key = (stops, bias)
+        if key not in self._samplers:
+            seed = self.seed * 101 + len(self._samplers)  # distinct streams, reproducible
+            self._samplers[key] = ModelSampler(self.model_dir, stop_token_ids=stops, stop_bias=bias, seed=seed)
+        return self._samplers[key]
+
+    def _sample(self, prompt_ids: list[int], params: Any) -> tuple[list[int], list[float], str]:
+        if params.max_tokens is None or params.max_tokens < 1:
+            raise ValueError(f"the sampling double needs max_tokens >= 1, got {params.max_tokens}")
+        if params.top_p != 1.0 or params.top_k not in (-1, 0):
+            raise ValueError(
+                f"the sampling double samples the whole vocabulary; got top_p {params.top_p}, top_k {params.top_k}"
+            )
+        stops = tuple(sorted(self.eos | set(params.stop_token_ids or [])))
+        ids: list[int] = []
+        logprobs: list[float] = []
+        masked = min(params.min_tokens, params.max_tokens)
+        if masked:  # no stop token before min_tokens
+            head = self._sampler(stops, float("-inf")).sample(prompt_ids, masked, temperature=params.temperature)
+            ids, logprobs = list(head.token_ids), list(head.logprobs)
+        finish = "length"
+        if len(ids) < params.max_tokens:
+            tail = self._sampler(stops, 4.0).sample(
+                [*prompt_ids, *ids], params.max_tokens - len(ids), temperature=params.temperature
+            )
+            ids, logprobs, finish = [*ids, *tail.token_ids], [*logprobs, *tail.logprobs], tail.finish_reason
+        return ids, logprobs, finish
+
+    async def generate(self, prompt: Any, sampling_params: Any, request_id: str) -> AsyncIterator[RequestOutput]:
+        prompt_ids = [int(t) for t in prompt["prompt_token_ids"]]  # vLLM's TokensPrompt
+        ids, values, finish = self._sample(prompt_ids, sampling_params)
+        stops = sorted(sampling_params.stop_token_ids or [])
+        call = SampledCall(
+            prompt_ids, sampling_params.max_tokens, sampling_params.min_tokens, stops, ids, values, finish
+        )
+        self.calls.append(call)
+        wanted = sampling_params.logprobs is not None
+        for n in range(1, len(ids) + 1):
+            await asyncio.sleep(0)  # a step of the engine: other requests' episodes move on meanwhile
+            done = n == len(ids)
+            last = ids[n - 1]
+            output = CompletionOutput(
+                text=self.tokenizer.decode(ids[:n], skip_special_tokens=sampling_params.skip_special_tokens),
+                token_ids=ids[:n],
+                cumulative_logprob=sum(values[:n]) if wanted else None,
+                logprobs=[
+                    {t: Logprob(v, decoded_token=self.tokenizer.decode([t]))}
+                    for t, v in zip(ids[:n], values[:n], strict=True)
+                ]
+                if wanted
+                else None,
+                finish_reason=finish if done else None,
+                stop_reason=last if done and finish == "stop" and last not in self.eos else None,
+            )
+            yield RequestOutput(request_id=request_id, prompt_token_ids=prompt_ids, outputs=[output], finished=done)
+
+
+def rollout_actor(llm: SampledVLLM, executor: Any) -> Any:
+    """OpenRLHF's own ``RolloutRayActor`` over ``llm``, its ``generate``/``generate_responses`` as written.
+
+    Made without its ``__init__``, which starts vLLM on a GPU; the fields its
+    two methods read are set here as ``__init__`` sets them.
+    """
+    from openrlhf.trainer.ray.vllm_engine import RolloutRayActor
+
+    actor = object.__new__(RolloutRayActor.__ray_actor_class__)  # the class under Ray's @ray.remote
+    actor.llm, actor.executor, actor._mm_pad_token_ids = llm, executor, None
+    return actor
 
 
 @pytest.fixture(scope="session")
@@ -126,6 +271,23 @@ def trail_url() -> Iterator[str]:
 def engine_class() -> type[StandInEngine]:
     """The stand-in engine class (test modules cannot import conftest by name under importlib mode)."""
     return StandInEngine
+
+
+@pytest.fixture
+def sampled_vllm() -> Iterator[tuple[type[SampledVLLM], Any]]:
+    """``SampledVLLM`` and ``rollout_actor`` (test modules cannot import conftest by name under importlib mode).
+
+    Torch samples on one thread meanwhile: a tiny model gains nothing from more, and on a busy machine torch's
+    threads wait on each other (ten sampled turns took 20 s on 2 threads, 1.6 s on 1, at load 13 on 2 cores).
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield SampledVLLM, rollout_actor
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

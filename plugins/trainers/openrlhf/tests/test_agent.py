@@ -3,7 +3,9 @@
 Episodes run through the real OpenRLHF ``AgentExecutorBase`` subclass, loaded
 the way OpenRLHF loads it (by file path, built with no arguments, settings
 from ``AGENTHUB_OPENRLHF_SETTINGS``). Generation is the stand-in engine (see
-``conftest.StandInEngine``). Each response is checked token by token against
+``conftest.StandInEngine``; its answers are canonical encodings, so
+re-tokenisation is tested against a sampling model in
+``test_openrlhf_sampled_tokens.py``). Each response is checked token by token against
 the trajectory the agent stored and the engine's own samples, then turned
 into OpenRLHF's ``Experience`` by OpenRLHF's own
 ``SamplesGenerator._process_response_into_experience``.
