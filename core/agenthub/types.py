@@ -9,16 +9,59 @@ from __future__ import annotations
 import enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 PROTOCOL_VERSION = 1
 
-TaskId = Annotated[int | str, Field(description="An integer or string task id.")]
+# StrictInt: JSON's true/false and 1.5 are not task ids (pydantic's lax int would read false as task 0).
+TaskId = Annotated[StrictInt | str, Field(description="An integer or string task id.")]
 JSONDict = dict[str, Any]
 
 
 class _Wire(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _lone_surrogate(value: Any, where: str) -> str | None:
+    """Where in ``value`` a string holds a lone surrogate (JSON's "\\ud800" escape), or None.
+
+    Such a string is not Unicode text: it cannot be encoded as UTF-8, so an env that echoes it
+    back would produce an answer that cannot be sent.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"{where} has a lone surrogate {value[exc.start]!r} at character {exc.start}"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _lone_surrogate(key, f"{where} key") or _lone_surrogate(item, f"{where}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}[{i}]")
+            if found:
+                return found
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            found = _lone_surrogate(getattr(value, name), f"{where}.{name}")
+            if found:
+                return found
+    return None
+
+
+class _Request(_Wire):
+    """A request body: its strings must be valid Unicode, checked before any env sees them."""
+
+    @model_validator(mode="after")
+    def _valid_unicode(self) -> _Request:
+        for name in type(self).model_fields:
+            found = _lone_surrogate(getattr(self, name), name)
+            if found:
+                raise ValueError(f"{found}, which is not valid Unicode text; send UTF-8 text")
+        return self
 
 
 class ToolCall(_Wire):
@@ -119,20 +162,20 @@ class Observation(_Wire):
 # ---- wire protocol v1: requests -------------------------------------------------
 
 
-class CreateSessionRequest(_Wire):
+class CreateSessionRequest(_Request):
     task_id: TaskId | None = None
     split: str | None = None
-    seed: int | None = None
+    seed: StrictInt | None = None
     options: JSONDict = Field(default_factory=dict)
 
 
-class ResetRequest(_Wire):
+class ResetRequest(_Request):
     task_id: TaskId | None = None
-    seed: int | None = None
+    seed: StrictInt | None = None
     options: JSONDict = Field(default_factory=dict)
 
 
-class StepRequest(_Wire):
+class StepRequest(_Request):
     action: Action
     request_id: str | None = Field(
         default=None,
@@ -173,6 +216,7 @@ class ResetResult(_Wire):
 
 class SessionCreated(ResetResult):
     session_id: str
+    task_id: TaskId | None = Field(description="The task the session plays: the one asked for, or the one chosen.")
 
 
 class StepResult(_Wire):

@@ -110,3 +110,39 @@ class ThreadReportingEnv:
 
     def close(self) -> None:
         return None
+
+
+class SurrogateEnv:
+    """Its observations carry a lone surrogate, as text decoded from raw bytes with 'surrogateescape' would."""
+
+    name = "surrogate"
+
+    def reset(
+        self, *, task_id: TaskId | None = None, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        return "ready \udc80", {"raw": "\udcff"}
+
+    def step(self, action: Action) -> StepTuple:
+        return "read \udc80 bytes", 0.0, False, False, {}
+
+    def close(self) -> None:
+        return None
+
+
+class NotJsonEnv:
+    """Its step's info holds a set, which is not JSON: an env bug found only once the step was applied."""
+
+    name = "notjson"
+    steps = 0
+
+    def reset(
+        self, *, task_id: TaskId | None = None, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        return "ready", {}
+
+    def step(self, action: Action) -> StepTuple:
+        type(self).steps += 1
+        return "done", 0.0, False, False, {"seen": {1, 2}}
+
+    def close(self) -> None:
+        return None

@@ -14,7 +14,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import httptools
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from agenthub.service.middleware import error_body
 
 
 class CoalescingTransport:
@@ -51,7 +54,44 @@ class CoalescingTransport:
 
 
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's ``http="httptools"`` protocol on a ``CoalescingTransport``."""
+    """uvicorn's ``http="httptools"`` protocol on a ``CoalescingTransport``.
+
+    A request the HTTP parser cannot read (a bad Content-Length, a malformed header) is answered
+    with the JSON error body of every other refusal, naming what the parser found, where uvicorn
+    would send a plain-text "Invalid HTTP request received.".
+    """
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
+
+    def data_received(self, data: bytes) -> None:
+        self._unset_keepalive_if_required()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+        except httptools.HttpParserError as exc:
+            self._refuse_unparsable(str(exc) or "malformed request")
+
+    def _refuse_unparsable(self, problem: str) -> None:
+        code = "bad_content_length" if "content-length" in problem.lower() else "bad_request"
+        message = (
+            f"the request is not valid HTTP/1.1 ({problem}); send one request line, well-formed headers "
+            "and a Content-Length that is one non-negative integer equal to the body's size in bytes"
+        )
+        count = getattr(self.app, "count_error", None)  # the EnvApp's metrics, when serving one
+        if callable(count):
+            count(code)
+        body = error_body(code, message)
+        head = [STATUS_LINE[400]]
+        head += [name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers]
+        head += [
+            b"content-type: application/json\r\n",
+            b"content-length: %d\r\n" % len(body),
+            b"connection: close\r\n\r\n",
+        ]
+        self.transport.write(b"".join(head) + body)
+        self.transport.close()

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import re
 import time
 from typing import Any
 
@@ -20,7 +21,7 @@ import orjson
 from agenthub.protocols import Environment
 from agenthub.service.env_calls import EnvCalls
 from agenthub.service.metrics import ServiceMetrics
-from agenthub.service.sessions import ServiceError, Session, SessionTable
+from agenthub.service.sessions import ServiceError, Session, SessionTable, new_session_id
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import EnvSpec
 from agenthub.types import CreateSessionRequest, EnvInfo, ResetRequest, StepRequest
@@ -29,16 +30,36 @@ log = logging.getLogger("agenthub.service")
 
 
 def encode_json(data: Any) -> bytes:
-    """JSON bytes of an answer; an env's non-JSON value is the env's fault, said so in a 500."""
+    """JSON bytes of an answer; an env's non-JSON value is the env's fault, said so in a 500.
+
+    A string with a lone surrogate (an env that built text from raw bytes, say) is not valid UTF-8
+    and orjson refuses it: such characters are sent as U+FFFD, so that the answer can still be sent
+    and stored for a retried request.
+    """
     try:
         return orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY)
     except TypeError as exc:
+        if "surrogates" in str(exc):
+            return encode_json(_without_surrogates(data))
         raise ServiceError(
             500,
             "env_contract",
             f"the environment returned something that is not JSON-serializable ({exc}); "
             "observations must be str and info values plain JSON types",
         ) from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(data: Any) -> Any:
+    if isinstance(data, str):
+        return _SURROGATE.sub("\ufffd", data)
+    if isinstance(data, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_without_surrogates(v) for v in data]
+    return data
 
 
 class EnvService:
@@ -119,26 +140,35 @@ class EnvService:
 
     # -- the protocol's session operations -----------------------------------------------
 
-    async def create_session(self, body: CreateSessionRequest) -> dict[str, Any]:
-        """``POST /v1/sessions``: a new session, reset on its task; the 201 answer."""
+    async def create_session(self, body: CreateSessionRequest) -> bytes:
+        """``POST /v1/sessions``: a new session, reset on its task; the 201 answer's JSON.
+
+        The answer is encoded before the session is added, so that an answer that cannot be
+        sent never leaves a session behind that its client does not know of.
+        """
         task_id = self.choose_task(body.task_id, body.split, body.seed)
         self.table.reserve()
         env: Environment | None = None
+        session_id = new_session_id()
         try:
             env = await self.new_env()
             observation, reset_info = await self.reset_env(env, task_id, body.seed, body.options)
+            answer = encode_json(
+                {"session_id": session_id, "task_id": task_id, "observation": observation, "info": reset_info}
+            )
         except BaseException as exc:
             self.table.release_reservation()
             if env is not None:
                 await self.retire_env(env, reusable=isinstance(exc, ServiceError) and exc.status == 422)
             raise
-        session = Session(env=env, task_id=task_id)
+        session = Session(env=env, task_id=task_id, id=session_id)
         self.table.add(session)
         self.metrics.sessions_created.inc()
         self.metrics.sessions_active.set(len(self.table))
-        return {"session_id": session.id, "task_id": task_id, "observation": observation, "info": reset_info}
+        return answer
 
-    async def reset_session(self, session_id: str, body: ResetRequest) -> dict[str, Any]:
+    async def reset_session(self, session_id: str, body: ResetRequest) -> bytes:
+        """``POST .../reset``: the answer's JSON, encoded under the session's lock (see ``step_session``)."""
         session = self.table.get(session_id)
         async with session.lock:
             _refuse_if_failed(session)
@@ -151,10 +181,16 @@ class EnvService:
             session.done = False
             session.replies.clear()
             session.touch()
-        return {"observation": observation, "info": reset_info}
+            answer: bytes = await _guard(session, _encoded({"observation": observation, "info": reset_info}))
+        return answer
 
-    async def step_session(self, session_id: str, body: StepRequest) -> tuple[dict[str, Any], bool]:
-        """``POST .../step``: the answer, and whether it is the stored answer of a retried request id."""
+    async def step_session(self, session_id: str, body: StepRequest) -> tuple[bytes, bool]:
+        """``POST .../step``: the answer's JSON, and whether it is the stored answer of a retried request id.
+
+        The answer is encoded under the session's lock, before it is stored for its request id: a
+        step that was applied always has an answer that can be sent and replayed, or, if the env
+        returned something that is not JSON, the session is failed and says so.
+        """
         session = self.table.get(session_id)
         async with session.lock:
             if body.request_id is not None and body.request_id in session.replies:
@@ -173,11 +209,12 @@ class EnvService:
             self.metrics.step_seconds.observe(time.perf_counter() - started)
             session.turns += 1
             session.done = reply["terminated"] or reply["truncated"]
+            answer: bytes = await _guard(session, _encoded(reply))
             if body.request_id is not None:
-                session.remember(body.request_id, reply, self.table.remembered_replies)
+                session.remember(body.request_id, answer, self.table.remembered_replies)
             session.touch()
             self.metrics.steps.inc()
-        return reply, False
+        return answer, False
 
     async def close_session(self, session_id: str) -> None:
         await self.end_session(self.table.pop(session_id), "closed")
@@ -223,6 +260,11 @@ class EnvService:
         self.idle_envs.clear()
         self.calls.shutdown()
         log.info("agenthub: %s server stopped; closed %d sessions", self.spec.name, len(sessions))
+
+
+async def _encoded(data: Any) -> bytes:
+    """``encode_json`` as an awaitable, for ``_guard``: an answer the env made unencodable fails its session."""
+    return encode_json(data)
 
 
 def _refuse_if_failed(session: Session) -> None:

@@ -22,10 +22,10 @@ from typing import TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agenthub.service.env_service import EnvService, encode_json
-from agenthub.service.middleware import refused_token
+from agenthub.service.env_service import EnvService
+from agenthub.service.middleware import refused_token, replay_body
 from agenthub.service.sessions import ServiceError
 from agenthub.types import CreateSessionRequest, StepRequest
 
@@ -69,11 +69,11 @@ class LeanRoutes:
     # -- the routes ------------------------------------------------------------------------
 
     async def _create(self, body: CreateSessionRequest) -> tuple[int, bytes, dict[str, str] | None]:
-        return 201, encode_json(await self.service.create_session(body)), None
+        return 201, await self.service.create_session(body), None
 
     async def _step(self, session_id: str, body: StepRequest) -> tuple[int, bytes, dict[str, str] | None]:
         reply, replayed = await self.service.step_session(session_id, body)
-        return 200, encode_json(reply), {"Idempotent-Replayed": "true"} if replayed else None
+        return 200, reply, {"Idempotent-Replayed": "true"} if replayed else None
 
     async def _delete(self, session_id: str) -> tuple[int, bytes, dict[str, str] | None]:
         await self.service.close_session(session_id)
@@ -103,12 +103,17 @@ class LeanRoutes:
         except (orjson.JSONDecodeError, ValidationError):
             parsed = None
         if parsed is None:  # FastAPI owns every refusal of bad input: hand it the request as it came
-            await self.app(scope, _replay(body, receive), send)
+            await self.app(scope, replay_body(body, receive), send)
             return
         await self._answer(send, route(parsed))
 
     async def _refused(self, scope: Scope, send: Send) -> bool:
-        return self.expected_authorization is not None and await refused_token(scope, send, self.expected_authorization)
+        return self.expected_authorization is not None and await refused_token(
+            scope, send, self.expected_authorization, self.count_error
+        )
+
+    def count_error(self, code: str) -> None:
+        self.service.metrics.errors.labels(code=code).inc()
 
     def _plain_json_request(self, scope: Scope) -> bool:
         length = content_type = None
@@ -151,17 +156,3 @@ async def _read_body(receive: Receive) -> bytes | None:
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that gives the already-read body once, then defers to the real one."""
-    given = False
-
-    async def replayed() -> Message:
-        nonlocal given
-        if given:
-            return await receive()
-        given = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replayed

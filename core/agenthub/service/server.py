@@ -14,18 +14,23 @@ import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from importlib.resources import files
+from typing import Any, Literal
 
 import orjson
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import Receive, Scope, Send
 
 from agenthub.protocols import Environment
 from agenthub.service.env_service import EnvService, encode_json
 from agenthub.service.lean_routes import ErrorAnswer, LeanRoutes
-from agenthub.service.middleware import BearerTokenMiddleware, BodyLimitMiddleware
+from agenthub.service.middleware import BearerTokenMiddleware, BodyLimitMiddleware, CountError
 from agenthub.service.sessions import ServiceError
 from agenthub.service.settings import ServiceSettings, apply_env_defaults
 from agenthub.specs import EnvSpec
@@ -47,8 +52,17 @@ __all__ = ["EnvApp", "EnvService", "create_app", "spec_from_factory"]
 log = logging.getLogger("agenthub.service")
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody} for status in (400, 401, 404, 409, 413, 422, 429, 500, 503, 504)
+    status: {"model": ErrorBody} for status in (400, 401, 404, 409, 413, 415, 422, 429, 500, 503, 504)
 }
+DOCS_ASSETS = "/docs-assets"
+"""Where /docs and /redoc load their scripts from: this server, not a CDN, so the pages work offline."""
+_PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    env: str
+    sessions: int = Field(description="Sessions held now.")
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -74,6 +88,8 @@ class EnvApp(FastAPI):
     """A FastAPI app that lets ``lean`` answer the hot protocol routes before its own stack runs."""
 
     lean: LeanRoutes | None = None
+    count_error: CountError | None = None
+    """Counts an error answer by code; also used by the HTTP protocol for requests it cannot parse."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.lean is None:
@@ -102,22 +118,31 @@ def create_app(env: EnvSpec | Callable[..., Environment], settings: ServiceSetti
         description=spec.description,
         lifespan=lifespan,
         responses=_ERRORS,
+        docs_url=None,  # served below from local assets
+        redoc_url=None,
     )
     app.state.service = service
+
+    def count_error(code: str) -> None:
+        service.metrics.errors.labels(code=code).inc()
+
+    app.count_error = count_error
 
     def error(
         status: int, code: str, message: str, headers: dict[str, str] | None
     ) -> tuple[int, bytes, dict[str, str] | None]:
         """An error answer, counted in the metrics; shared by FastAPI's handlers and the lean routes."""
-        service.metrics.errors.labels(code=code).inc()
+        count_error(code)
         return status, orjson.dumps({"error": {"code": code, "message": message}}), headers
 
     _install_error_handlers(app, error)
     _install_routes(app, service)
+    _install_docs(app)
+    _document_splits(app, list(service.splits))
     # Outermost last: the body limit applies before authentication reads anything.
     if settings.token:
-        app.add_middleware(BearerTokenMiddleware, token=settings.token)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+        app.add_middleware(BearerTokenMiddleware, token=settings.token, count=count_error)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes, count=count_error)
     if settings.lean_routes:
         app.lean = LeanRoutes(
             functools.partial(FastAPI.__call__, app),
@@ -140,6 +165,15 @@ def _install_error_handlers(app: FastAPI, answer: ErrorAnswer) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def on_validation_error(request: Request, exc: RequestValidationError) -> Response:
+        content_type = request.headers.get("content-type")
+        if request.method == "POST" and not _is_json(content_type):
+            # FastAPI does not parse a body of another type, and would only say that the body is missing.
+            got = f"Content-Type {content_type!r}" if content_type else "no Content-Type"
+            return error(
+                415,
+                "unsupported_media_type",
+                f"the request has {got}; send the body as a JSON object with 'Content-Type: application/json'",
+            )
         problems = exc.errors()
         if any(p.get("type") == "json_invalid" for p in problems):
             return error(400, "malformed_json", "the request body is not valid JSON; send a JSON object")
@@ -154,7 +188,13 @@ def _install_error_handlers(app: FastAPI, answer: ErrorAnswer) -> None:
         if exc.status_code == 404:
             return error(404, "no_such_route", f"no route {request.url.path!r}; protocol v1 routes are under /v1")
         if exc.status_code == 405:
-            return error(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
+            allowed = _allowed_methods(app, request.scope)
+            return error(
+                405,
+                "method_not_allowed",
+                f"{request.method} is not allowed on {request.url.path}; it allows {', '.join(allowed)}",
+                {"Allow": ", ".join(allowed)},
+            )
         return error(exc.status_code, "http_error", str(exc.detail))
 
     @app.exception_handler(Exception)
@@ -170,14 +210,23 @@ def _install_routes(app: FastAPI, service: EnvService) -> None:
     metrics = service.metrics
     info_body = orjson.dumps(service.info.model_dump())
 
-    @app.get("/healthz")
+    @app.get("/healthz", response_model=Health)
     async def healthz() -> Response:
         return _json({"status": "ok", "env": service.spec.name, "sessions": len(table)})
 
-    @app.get("/metrics")
+    @app.get(
+        "/metrics",
+        response_class=Response,
+        responses={
+            200: {
+                "description": "The server's metrics in Prometheus' text exposition format (version 0.0.4).",
+                "content": {"text/plain": {"schema": {"type": "string"}}},
+            }
+        },
+    )
     async def prometheus_metrics() -> Response:
         metrics.sessions_active.set(len(table))
-        return Response(metrics.render(), media_type="text/plain; version=0.0.4")
+        return Response(metrics.render(), media_type=_PROMETHEUS_TEXT)
 
     @app.get("/v1/info", response_model=EnvInfo)
     async def info() -> Response:
@@ -195,16 +244,17 @@ def _install_routes(app: FastAPI, service: EnvService) -> None:
 
     @app.post("/v1/sessions", status_code=201, response_model=SessionCreated)
     async def create_session(body: CreateSessionRequest) -> Response:
-        return _json(await service.create_session(body), 201)
+        return Response(await service.create_session(body), 201, media_type="application/json")
 
     @app.post("/v1/sessions/{session_id}/reset", response_model=ResetResult)
     async def reset_session(session_id: str, body: ResetRequest) -> Response:
-        return _json(await service.reset_session(session_id, body))
+        return Response(await service.reset_session(session_id, body), media_type="application/json")
 
     @app.post("/v1/sessions/{session_id}/step", response_model=StepResult)
     async def step_session(session_id: str, body: StepRequest) -> Response:
         reply, replayed = await service.step_session(session_id, body)
-        return _json(reply, headers={"Idempotent-Replayed": "true"} if replayed else None)
+        headers = {"Idempotent-Replayed": "true"} if replayed else None
+        return Response(reply, media_type="application/json", headers=headers)
 
     @app.get("/v1/sessions/{session_id}", response_model=SessionState)
     async def get_session(session_id: str) -> Response:
@@ -214,3 +264,67 @@ def _install_routes(app: FastAPI, service: EnvService) -> None:
     async def delete_session(session_id: str) -> Response:
         await service.close_session(session_id)
         return Response(status_code=204)
+
+
+def _install_docs(app: FastAPI) -> None:
+    """/docs (Swagger UI) and /redoc with their scripts served by this app (from fastapi-offline's package data)."""
+    assets = files("fastapi_offline") / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
+    title = app.title
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui(request: Request) -> Response:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{title}: API",
+            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+        )
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc(request: Request) -> Response:
+        root = request.scope.get("root_path", "")
+        return get_redoc_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{title}: API",
+            redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
+            redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+            with_google_fonts=False,
+        )
+
+
+def _document_splits(app: FastAPI, splits: list[str]) -> None:
+    """Publish this env's split names as the enum of every ``split`` field, so the schema says what is accepted."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = FastAPI.openapi(app)
+            named = {"type": "string", "enum": splits}
+            body = schema["components"]["schemas"]["CreateSessionRequest"]["properties"]["split"]
+            body["anyOf"] = [named, {"type": "null"}]
+            for parameter in schema["paths"]["/v1/tasks"]["get"].get("parameters", []):
+                if parameter["name"] == "split":
+                    parameter["schema"]["anyOf"] = [named, {"type": "null"}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+    """Every method some route accepts on this path, for a 405's ``Allow`` header (RFC 9110)."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        route_methods = getattr(route, "methods", None)
+        if route_methods and route.matches(scope)[0] != Match.NONE:
+            methods |= route_methods
+    return sorted(methods)
+
+
+def _is_json(content_type: str | None) -> bool:
+    if not content_type:
+        return False
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")

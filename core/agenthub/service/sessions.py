@@ -28,13 +28,17 @@ class ServiceError(Exception):
         self.headers = headers or {}
 
 
+def new_session_id() -> str:
+    return uuid.uuid4().hex
+
+
 @dataclass(eq=False)
 class Session:
     """One live episode on this server."""
 
     env: Environment
     task_id: TaskId | None
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=new_session_id)
     created_at: float = field(default_factory=time.time)
     last_used_at: float = field(default_factory=time.time)
     last_used_monotonic: float = field(default_factory=time.monotonic)
@@ -43,14 +47,14 @@ class Session:
     failure: str | None = None
     """Why the environment can no longer be trusted (it raised or hung); steps are refused."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    replies: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
-    """The last few step answers by request id, so a retried step is answered, not re-applied."""
+    replies: OrderedDict[str, bytes] = field(default_factory=OrderedDict)
+    """The last few step answers (their JSON) by request id, so a retried step is answered, not re-applied."""
 
     def touch(self) -> None:
         self.last_used_at = time.time()
         self.last_used_monotonic = time.monotonic()
 
-    def remember(self, request_id: str, reply: dict[str, Any], keep: int) -> None:
+    def remember(self, request_id: str, reply: bytes, keep: int) -> None:
         self.replies[request_id] = reply
         while len(self.replies) > keep:
             self.replies.popitem(last=False)
