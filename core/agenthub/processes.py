@@ -72,6 +72,16 @@ def _spawn_loop(jobs: queue.SimpleQueue[_Job]) -> None:
             result.set_exception(exc)
 
 
+def _forget_spawner() -> None:
+    """In a forked child: the spawner thread was not copied by fork, so the next popen starts its own."""
+    global _spawner, _spawner_lock
+    _spawner, _spawner_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_spawner)
+
+
 def _in_spawner(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
     """Run ``start`` in the process-wide spawner thread, which never exits before the process does."""
     global _spawner

@@ -15,6 +15,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import httpx
 import pytest
 
 from agenthub import LocalServer
-from agenthub.processes import PARENT_ENV_VAR, parent_death_supported
+from agenthub.processes import PARENT_ENV_VAR, parent_death_supported, popen
 
 GONE_WITHIN_S = 15.0  # a loaded CI machine; an idle one takes well under a second
 
@@ -186,3 +187,24 @@ def test_kill_9_of_agenthub_eval_leaves_no_env_server_behind(tmp_path: Path) -> 
                 evaluation.kill()
     for server in servers:
         wait_dead(server)
+
+
+def _popen_in_fork() -> None:
+    assert popen([sys.executable, "-c", "pass"]).wait(timeout=30) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_popen_works_in_a_forked_child_of_a_process_that_already_used_it() -> None:
+    """fork copies no threads: a forked child must start its own spawner, not wait on its parent's."""
+    import multiprocessing
+
+    assert popen([sys.executable, "-c", "pass"]).wait(timeout=30) == 0  # this process's spawner exists now
+    child = multiprocessing.get_context("fork").Process(target=_popen_in_fork)
+    with warnings.catch_warnings():  # Python 3.12+ warns of fork in a threaded process: that is the point here
+        warnings.simplefilter("ignore", DeprecationWarning)
+        child.start()
+    child.join(timeout=60)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("popen hung in a forked child")
+    assert child.exitcode == 0
