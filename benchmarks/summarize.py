@@ -515,6 +515,21 @@ def jvm_heap_lines(heap: Json | None) -> list[str]:
     ]
 
 
+def learning_settings_line(learning: Json) -> str:
+    """The settings that decide what the figure means, and the commit and load it was measured at."""
+    settings = learning.get("settings", {})
+    shown = ", ".join(
+        f"{key}={settings[key]}"
+        for key in ("max_tokens", "tasks_per_step", "num_generations", "learning_rate", "beta", "entropy_coef")
+        if key in settings
+    )
+    commit = learning.get("commit")
+    measured = f"; measured at commit {commit[:12]}" if commit else "; the commit it measured was not recorded"
+    load = learning.get("load_average_at_end")
+    at_load = f", load average {load[0]:.1f} at its end" if load else ""
+    return f"Settings: {shown or 'not recorded'}{measured}{at_load}."
+
+
 def learning_section(learning: Json | None, path: Path, how: Json | None, docs: Path) -> list[str]:
     lines = ["## 4. Learning: the embedded default with the TRL trainer", ""]
     if learning is None:
@@ -526,6 +541,8 @@ def learning_section(learning: Json | None, path: Path, how: Json | None, docs: 
         ]
     how = how or {}
     source = how.get("note") or f"From {path.name}, dated {file_date(path)}."
+    if learning.get("measured_at"):  # the result's own date beats a note from an older run_all
+        source = f"Measured {learning['measured_at']} ({path.name})."
     before, after = learning["eval_before"], learning["eval_after"]
     reached = learning.get("reached_0.8") or {}
     settings = learning.get("settings", {})
@@ -533,6 +550,8 @@ def learning_section(learning: Json | None, path: Path, how: Json | None, docs: 
         f"`agenthub run trainer=trl env={learning['env']}`: GRPO on a tiny random model, "
         f"{settings.get('steps')} steps of {settings.get('episodes_per_step')} episodes, on "
         f"{learning.get('cpus')} CPUs. {source}",
+        "",
+        learning_settings_line(learning),
         "",
         *table(
             ["test success before", "after", "reached 0.8 (training episodes)", "training wall time", "passed"],

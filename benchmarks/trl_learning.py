@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +197,7 @@ def main() -> int:
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "machine": platform.platform(),
         "commit": commit(),
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__},
     }
     (out / "trl_learning.json").write_text(json.dumps(result, indent=2))
