@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from agenthub.plugins import get_plugin_host
 from agenthub.service.launcher import ThreadedServer
+from agenthub.testing.model_sampler import ModelSampler
 
 SIGN = re.compile(r"sign points (left|right)")
 
@@ -38,13 +39,17 @@ def trail_url() -> Iterator[str]:
 
 
 class TrailEngine:
-    """Stand-in for verl's GPU inference engine (``server_manager``): the only test double.
+    """Stand-in for verl's GPU inference engine (``server_manager``), for the rewards and outcomes tests.
 
     vLLM/SGLang cannot run on this CPU machine. This one answers
     ``generate(request_id, prompt_ids=..., sampling_params=...)`` with verl's own
     ``TokenOutput``: it reads the last sign in the prompt and replies with that
     direction (or the other one with ``wrong=True``) and the end-of-turn token,
     with made-up but distinct logprobs. Every call is recorded.
+
+    Its answers are the tokenizer's canonical encodings, which survive a decode and
+    re-encode unchanged, so it cannot show that sampled tokens reach verl untouched:
+    :class:`SamplingEngine` (test_verl_sampled_tokens.py) checks that.
     """
 
     def __init__(self, tokenizer: Any, *, wrong: bool = False, on_call: Any = None) -> None:
@@ -71,6 +76,56 @@ class TrailEngine:
         step = {"global_steps": 1, "min_global_steps": 1, "max_global_steps": 1}
         return TokenOutput(
             token_ids=ids, log_probs=logprobs, stop_reason="completed", num_preempted=0, extra_fields=step
+        )
+
+
+class SamplingEngine:
+    """Stand-in for verl's server manager that samples from a real tiny model (``ModelSampler``).
+
+    verl's engines (vLLM, SGLang) need a GPU. Like ``LLMServerClient.generate`` over
+    ``vLLMHttpServer.generate``, this answers ``generate(request_id, prompt_ids=...,
+    sampling_params=...)`` with verl's own ``TokenOutput``: the sampled ids, the logprob of
+    each (only when ``sampling_params["logprobs"]``), ``stop_reason="completed"`` whether the
+    turn ended on a stop id or at ``max_tokens`` (vLLM's "stop" and "length" both map to it),
+    and the weight version in ``extra_fields``. It stops at the model's eos ids, as vLLM does
+    from ``generation_config.json``. The ids are the model's samples, not a tokenizer's
+    encoding of some text, so most turns change if decoded and re-encoded. Every call is
+    recorded in ``calls`` (and the sampler's ``samples``).
+    """
+
+    def __init__(self, sampler: ModelSampler, *, global_steps: int = 1) -> None:
+        self.sampler = sampler
+        self.global_steps = global_steps
+        self.calls: list[dict[str, Any]] = []
+
+    async def generate(
+        self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **_: Any
+    ) -> Any:
+        from verl.workers.rollout.replica import TokenOutput
+
+        params = dict(sampling_params)
+        # The sampler draws from the whole distribution: settings that would narrow it must not pass unseen.
+        if float(params.get("top_p", 1.0)) != 1.0 or int(params.get("top_k", -1)) not in (-1, 0):
+            raise ValueError(f"SamplingEngine samples the whole vocabulary; top_p/top_k given: {params}")
+        stops = sorted({*self.sampler.stops, *(params.get("stop_token_ids") or [])})
+        if stops != self.sampler.stops:
+            raise ValueError(f"SamplingEngine stops at {self.sampler.stops} only, the request asks for {stops}")
+        if "max_tokens" not in params:
+            raise ValueError("the adapter must set max_tokens on every request (the turn's token budget)")
+        sample = self.sampler.sample(
+            prompt_ids, int(params["max_tokens"]), temperature=float(params.get("temperature", 1.0))
+        )
+        logprobs = list(sample.logprobs) if params.get("logprobs") else None
+        self.calls.append({"request_id": request_id, "prompt_ids": list(prompt_ids), "sampling": params})
+        self.calls[-1].update(token_ids=list(sample.token_ids), logprobs=logprobs, finish=sample.finish_reason)
+        step = {"global_steps": self.global_steps, "min_global_steps": self.global_steps}
+        step["max_global_steps"] = self.global_steps
+        return TokenOutput(
+            token_ids=list(sample.token_ids),
+            log_probs=logprobs,
+            stop_reason="completed",
+            num_preempted=0,
+            extra_fields=step,
         )
 
 
