@@ -218,6 +218,13 @@ async def test_the_schema_documents_what_the_routes_answer(guess_spec: EnvSpec) 
     assert {"type": "integer"} in seed["anyOf"]
 
 
+async def test_an_empty_split_is_refused_not_read_as_the_default(guess_spec: EnvSpec) -> None:
+    async with serving(create_app(guess_spec)) as (_, raw):
+        status, code, message = error_of(await raw.get("/v1/tasks", params={"split": ""}))
+        assert (status, code) == (422, "unknown_split") and "train, test" in message
+        assert (await raw.get("/v1/tasks")).json()["split"] == "train"
+
+
 async def test_docs_pages_load_every_asset_from_the_server_itself(guess_spec: EnvSpec) -> None:
     async with serving(create_app(guess_spec)) as (_, raw):
         for page in ("/docs", "/redoc"):

@@ -14,8 +14,10 @@ cannot know each env's task ids and options. ``validation_agrees_with_schema`` k
 allowance narrow: a schema-valid request must never be refused as malformed by the server's own
 validation.
 
-Examples per operation: ``AGENTHUB_FUZZ_EXAMPLES`` (default 15, about half a minute for both envs
-on a slow machine); ``benchmarks/schema_fuzz.py``-style long runs set it higher.
+Examples per operation: ``AGENTHUB_FUZZ_EXAMPLES`` (default 10: the coverage phase's ~190 cases
+per env do not depend on it, and both envs take under a minute on a slow machine). A long run
+sets it higher and varies the seed, and prints what it ran:
+``AGENTHUB_FUZZ_EXAMPLES=200 AGENTHUB_FUZZ_SEED=$RANDOM python -m pytest tests/service/test_schema_fuzz.py -s``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from schemathesis.engine import Status, events
 
 from agenthub import LocalServer
 
-EXAMPLES = int(os.environ.get("AGENTHUB_FUZZ_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("AGENTHUB_FUZZ_EXAMPLES", "10"))
+SEED = int(os.environ.get("AGENTHUB_FUZZ_SEED", "17"))
 ENVS = ["guess", "textcraft"]
 
 # Refusals that mean "this request does not match the schema"; a schema-valid request must get none of them.

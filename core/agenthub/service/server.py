@@ -234,7 +234,7 @@ def _install_routes(app: FastAPI, service: EnvService) -> None:
 
     @app.get("/v1/tasks", response_model=TaskList)
     async def tasks(split: str | None = None) -> Response:
-        name = split or service.default_split
+        name = service.default_split if split is None else split  # "" is no split name, not "the default"
         if name not in service.splits:
             raise ServiceError(
                 422, "unknown_split", f"unknown split {name!r}; this env has: {', '.join(service.splits)}"
