@@ -163,6 +163,9 @@ class Observation(_Wire):
 
 
 class CreateSessionRequest(_Request):
+    # Examples valid for every env (schemathesis' examples phase sends them to each server).
+    model_config = ConfigDict(json_schema_extra={"examples": [{"seed": 7}, {}]})
+
     task_id: TaskId | None = None
     split: str | None = None
     seed: StrictInt | None = None
@@ -170,12 +173,16 @@ class CreateSessionRequest(_Request):
 
 
 class ResetRequest(_Request):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"seed": 7}, {}]})
+
     task_id: TaskId | None = None
     seed: StrictInt | None = None
     options: JSONDict = Field(default_factory=dict)
 
 
 class StepRequest(_Request):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"action": "look", "request_id": "a1b2c3"}]})
+
     action: Action
     request_id: str | None = Field(
         default=None,
