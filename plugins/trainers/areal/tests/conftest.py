@@ -1,4 +1,7 @@
-"""Fixtures: a tiny local tokenizer and a real env server on loopback (the engine double is in standin_engine.py)."""
+"""Fixtures: a tiny local tokenizer and a real env server on loopback.
+
+The engine doubles are in standin_engine.py (canonical answers) and sampling_engine.py (a tiny model's samples).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one test double: a stand-in for AReaL's GPU inference engine that answers with token ids."""
+"""A test double: a stand-in for AReaL's GPU inference engine that answers with token ids."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class EngineCall:
 
 @dataclass
 class StandInEngine(InferenceEngine):  # type: ignore[misc]
-    """A stand-in for AReaL's SGLang/vLLM engine, which needs a GPU and cannot run here: the only test double.
+    """A stand-in for AReaL's SGLang/vLLM engine, which needs a GPU and cannot run here.
 
     ``agenerate`` answers with token ids as the real engine does: it reads the
     last trail sign in the decoded context and replies with that direction
@@ -38,6 +38,12 @@ class StandInEngine(InferenceEngine):  # type: ignore[misc]
     engine's current weight version. ``on_call(engine, n)`` runs before the
     n-th call (1-based): tests use it to bump the version, kill an env server
     or stall. Every call is recorded in ``calls``.
+
+    Its answers are the tokenizer's canonical encodings, which a decode and
+    re-encode leaves unchanged, so it serves the reward, success, group and
+    failure tests; token faithfulness is checked with
+    ``sampling_engine.SamplingEngine``, which samples from a real tiny model, in
+    ``test_areal_sampled_tokens.py``.
     """
 
     tokenizer: Any

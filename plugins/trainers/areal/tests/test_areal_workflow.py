@@ -1,6 +1,6 @@
 """``HubWorkflow.arun_episode`` against real AReaL 1.0.4 and a real ``trail`` env server on loopback.
 
-The engine is the stand-in of ``conftest.py`` (AReaL's SGLang/vLLM engine needs a GPU);
+The engine is the canonical stand-in of ``standin_engine.py`` (AReaL's SGLang/vLLM engine needs a GPU);
 everything else is real: AReaL's workflow base class, request/response types,
 ``check_trajectory_format``, ``GroupedRolloutWorkflow`` and ``concat_padded_tensors``.
 """
