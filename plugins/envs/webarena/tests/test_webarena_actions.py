@@ -1,0 +1,54 @@
+"""WebArena's id-based actions, parsed as its create_id_based_action parses them."""
+
+from __future__ import annotations
+
+import pytest
+
+from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse_action
+
+
+@pytest.mark.parametrize(
+    ("reply", "action"),
+    [
+        ("click [1234]", BrowserAction("click", element_id=1234)),
+        ("click[7]", BrowserAction("click", element_id=7)),
+        ("hover [12]", BrowserAction("hover", element_id=12)),
+        ("type [164] [restaurants near CMU] [1]", BrowserAction("type", 164, "restaurants near CMU", enter=True)),
+        ("type [164] [restaurants near CMU] [0]", BrowserAction("type", 164, "restaurants near CMU", enter=False)),
+        ("type [164] [no flag]", BrowserAction("type", 164, "no flag", enter=True)),  # WebArena's default
+        ("press [Control+a]", BrowserAction("press", text="Control+a")),
+        ("scroll [down]", BrowserAction("scroll", text="down")),
+        ("scroll up", BrowserAction("scroll", text="up")),
+        ("new_tab", BrowserAction("new_tab")),
+        ("tab_focus [2]", BrowserAction("tab_focus", index=2)),
+        ("close_tab", BrowserAction("close_tab")),
+        ("goto [http://127.0.0.1:7770/cart]", BrowserAction("goto", text="http://127.0.0.1:7770/cart")),
+        ("go_back", BrowserAction("go_back")),
+        ("go_forward", BrowserAction("go_forward")),
+        ("stop [Joseph Brzezinski, Catso]", BrowserAction("stop", text="Joseph Brzezinski, Catso")),
+        ("stop", BrowserAction("stop", text="")),
+        (
+            "Let's think step-by-step. The search box is [5]. In summary, the next action I will perform is "
+            "```type [5] [blue mug] [1]```",
+            BrowserAction("type", 5, "blue mug", enter=True),
+        ),
+    ],
+)
+def test_every_action_of_the_space_parses(reply: str, action: BrowserAction) -> None:
+    assert parse_action(reply) == action
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ("", "holds no action"),
+        ("```   ```", "holds no action"),
+        ("jump [3]", "'jump' is not an action; write one of: click \\[id\\]"),
+        ("click [abc]", "invalid click action 'click \\[abc\\]'; the form is click \\[id\\]"),
+        ("type [3]", "the form is type \\[id\\] \\[text\\] \\[0\\|1\\]"),
+        ("tab_focus [x]", "the form is tab_focus \\[index\\]"),
+    ],
+)
+def test_a_reply_that_is_no_action_is_answered_in_words(reply: str, message: str) -> None:
+    with pytest.raises(ActionParseError, match=message):
+        parse_action(reply)
