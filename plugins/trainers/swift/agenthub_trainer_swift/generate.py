@@ -54,8 +54,16 @@ class SwiftEngineGenerate:
         from swift.infer_engine.protocol import RequestConfig
 
         base = REQUEST_CONFIG.get(None) or RequestConfig(temperature=sampling.temperature, top_p=sampling.top_p)
+        # swift's engines put the sampled ids in the response only with return_details; swift's own
+        # RequestConfig defaults it to False, and without ids every sampled token would be lost.
         return dataclasses.replace(
-            base, max_tokens=sampling.max_tokens, n=1, stream=False, logprobs=True, top_logprobs=None
+            base,
+            max_tokens=sampling.max_tokens,
+            n=1,
+            stream=False,
+            logprobs=True,
+            top_logprobs=None,
+            return_details=True,
         )
 
     async def __call__(self, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
@@ -70,7 +78,12 @@ class SwiftEngineGenerate:
         request = RolloutInferRequest(messages=[dict(m) for m in _PLACEHOLDER_MESSAGES])
         response = await self.engine.infer_async(request, self.request_config(sampling), pre_infer_hook=feed_context)
         choice = response.choices[0]
-        token_ids: Sequence[int] = choice.token_ids or []
+        if choice.token_ids is None:
+            raise RuntimeError(
+                f"{type(self.engine).__name__}.infer_async returned no token_ids although return_details was set; "
+                "the agenthub scheduler trains on sampled ids and cannot recover them from text"
+            )
+        token_ids: Sequence[int] = choice.token_ids
         logprobs = sampled_logprobs(choice)
         if logprobs is not None and len(logprobs) != len(token_ids):
             logprobs = None  # misaligned: record the turn without logprobs rather than wrong ones

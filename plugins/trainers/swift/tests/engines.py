@@ -1,4 +1,4 @@
-"""The stand-in generation engine: the only test double (swift's vLLM engine needs a GPU)."""
+"""The canonical stand-in engine (swift's vLLM engine needs a GPU); ``sampling_engine`` is the sampling one."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ class StandInEngine:
     real ``ChatCompletionResponse`` with the sampled ids, closed by the
     template's end-of-turn token, and made-up but distinct logprobs.
     Every call is recorded: ``calls`` holds (context ids, sampled ids, logprobs).
+
+    Its answers are the tokenizer's own encoding of a word, which a decode and
+    re-encode leaves unchanged, so it drives rewards, outcomes and masking only;
+    token faithfulness is checked against ``sampling_engine.SamplingEngine``, which
+    samples from a real tiny model (``test_swift_sampled_tokens.py``).
     """
 
     def __init__(self, tokenizer: Any, *, on_call: Callable[[int], None] | None = None) -> None:

@@ -144,7 +144,9 @@ def trained(output: RolloutOutput, template: Any, prompt_len: int, name: str) ->
     return Trained(view, sampled, spans)
 
 
-def server_mode(engine: SamplingEngine, url: str, store: Path, template: Any) -> list[Trained]:
+def server_mode(
+    engine: SamplingEngine, url: str, store: Path, template: Any, config: RequestConfig | None = None
+) -> list[Trained]:
     """``swift rollout --multi_turn_scheduler agenthub``: concurrent ``run()`` calls, one per episode."""
     settings = SchedulerSettings(
         env="trail", urls=[url], max_tokens=MAX_TOKENS, max_context=1024, store=str(store), max_attempts=1
@@ -153,7 +155,7 @@ def server_mode(engine: SamplingEngine, url: str, store: Path, template: Any) ->
     requests = [request(i) for i in range(EPISODES)]
 
     async def play() -> list[RolloutOutput]:
-        return list(await asyncio.gather(*(scheduler.run(r, trainer_request_config()) for r in requests)))
+        return list(await asyncio.gather(*(scheduler.run(r, config or trainer_request_config()) for r in requests)))
 
     outputs = asyncio.run(play())
     trajectories = {t.key: t for t in RunStore.existing(store).trajectories()}
@@ -217,6 +219,19 @@ def test_server_mode_trains_on_the_models_samples_token_by_token(model: Model, t
 
     checked(results, engine)
     assert all(a.request_config.max_tokens <= MAX_TOKENS for a in engine.asked)
+
+
+def test_server_mode_asks_for_token_ids_whatever_the_callers_config(
+    model: Model, trail_url: str, tmp_path: Path
+) -> None:
+    """swift's ``RequestConfig()`` has ``return_details=False``, with which its engines answer without ids."""
+    engine = SamplingEngine(model.path, model.template(), seed=3)
+    store = RunStore.create({}, root=tmp_path, run_id="run")
+
+    results = server_mode(engine, trail_url, store.path, model.template(), RequestConfig(temperature=1.0))
+
+    checked(results, engine)
+    assert all(a.request_config.return_details and a.request_config.logprobs for a in engine.asked)
 
 
 def test_server_mode_catches_a_policy_that_re_encodes_its_turns(
