@@ -60,7 +60,7 @@ def openrlhf_sampling_params() -> Any:
     )
 
 
-def rollout(model_dir: Path, seed: int, sampled_vllm: Any) -> tuple[list[Any], Any]:
+def rollout(model_dir: Path, seed: int, sampled_vllm: Any, max_len: int = MAX_LEN) -> tuple[list[Any], Any]:
     """One rollout of ``TASKS`` through OpenRLHF's engine actor: the training samples, and the vLLM double."""
     from openrlhf.trainer.ppo_utils.samples_generator import SamplesGenerator
     from openrlhf.trainer.ray.vllm_engine import _load_agent_executor
@@ -76,7 +76,7 @@ def rollout(model_dir: Path, seed: int, sampled_vllm: Any) -> tuple[list[Any], A
         try:
             groups = await asyncio.gather(
                 *(
-                    actor.generate_responses(row["input"], "", params, MAX_LEN, llm.tokenizer, num_samples=N)
+                    actor.generate_responses(row["input"], "", params, max_len, llm.tokenizer, num_samples=N)
                     for row in prompt_rows("trail", "train", TASKS, TURNS)
                 )
             )
@@ -86,7 +86,7 @@ def rollout(model_dir: Path, seed: int, sampled_vllm: Any) -> tuple[list[Any], A
 
     responses = asyncio.run(play())
     generator = SamplesGenerator.__new__(SamplesGenerator)  # the conversion uses no state
-    experiences = [generator._process_response_into_experience(r, max_len=MAX_LEN) for r in responses]
+    experiences = [generator._process_response_into_experience(r, max_len=max_len) for r in responses]
     return experiences, llm
 
 
@@ -138,6 +138,21 @@ def test_openrlhf_trains_on_exactly_the_sampled_tokens_of_every_turn(
         ]
         last = max(played, key=lambda c: len(c.prompt_ids))
         assert bool(experience.truncated[0]) == (last.finish_reason == "length")
+
+
+def test_a_tight_max_len_shortens_turns_and_openrlhf_cuts_none(
+    model_dir: Path, agent_settings: Path, sampled_vllm: Any
+) -> None:
+    """With --data.max_len near the episodes' length the agent shrinks and ends turns; OpenRLHF's cut finds nothing."""
+    tight = 160  # the first prompt is ~95 tokens, the second ~145-160: second turns get little or no room
+    experiences, llm = rollout(model_dir, seed=2, sampled_vllm=sampled_vllm, max_len=tight)
+
+    # allow_cut_last stays off: a sampled turn cut by OpenRLHF's sequences[:max_len] would fail here.
+    tally = check_sampled_turns(views(experiences), answers(llm))
+    assert tally.answers == len(llm.calls) and tally.cut_answers == 0
+    assert all(len(e.sequences[0]) <= tight for e in experiences)
+    assert any(c.max_tokens < PER_TURN for c in llm.calls)  # a turn's budget was what room was left
+    assert max(len(c.prompt_ids) + c.max_tokens for c in llm.calls) >= tight - 2  # the budget reached the limit
 
 
 def test_a_policy_that_re_encodes_its_turns_is_caught(
