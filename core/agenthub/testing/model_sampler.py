@@ -48,6 +48,8 @@ class ModelSampler:
         stop_token_ids: ids that end a turn; default the tokenizer's eos.
         stop_bias: added to the stop tokens' logits (0 leaves the model's own distribution).
         seed: with the call number, seeds each call's sampling.
+        threads: torch threads while sampling (restored after). One is fastest for a tiny model on a busy
+            machine: two threads contending with other work made each token about 15x slower.
 
     Every call is appended to ``samples``; it is safe to call from several threads.
     """
@@ -56,6 +58,7 @@ class ModelSampler:
     stop_token_ids: Sequence[int] | None = None
     stop_bias: float = 4.0
     seed: int = 0
+    threads: int | None = 1
     samples: list[Sample] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -81,28 +84,38 @@ class ModelSampler:
             call = self._calls
             self._calls += 1
             generator = torch.Generator().manual_seed(self.seed * 1_000_003 + call)
-            ids: list[int] = []
-            logprobs: list[float] = []
-            reason = "length"
-            context = list(prompt_ids)
-            with torch.no_grad():
-                for _ in range(max_tokens):
-                    # The whole context each token, no KV cache: the cache's keyword differs across the
-                    # transformers versions the trainer venvs pin, and a tiny model makes this cheap.
-                    out = self.model(input_ids=torch.tensor([context], dtype=torch.long), use_cache=False)
-                    logits = out.logits[0, -1].float() / temperature
-                    logits[self.stops] += self.stop_bias
-                    distribution = torch.log_softmax(logits, dim=-1)
-                    token = int(torch.multinomial(distribution.exp(), 1, generator=generator))
-                    ids.append(token)
-                    logprobs.append(round(float(distribution[token]), 6))
-                    if token in self.stops:
-                        reason = "stop"
-                        break
-                    context.append(token)
+            previous_threads = torch.get_num_threads()
+            if self.threads is not None:
+                torch.set_num_threads(self.threads)
+            try:
+                ids, logprobs, reason = self._sample(list(prompt_ids), max_tokens, temperature, generator)
+            finally:
+                torch.set_num_threads(previous_threads)
             result = Sample(list(prompt_ids), ids, logprobs, reason)
             self.samples.append(result)
             return result
+
+    def _sample(
+        self, context: list[int], max_tokens: int, temperature: float, generator: Any
+    ) -> tuple[list[int], list[float], str]:
+        torch = self._torch
+        ids: list[int] = []
+        logprobs: list[float] = []
+        with torch.no_grad():
+            for _ in range(max_tokens):
+                # The whole context each token, no KV cache: the cache's keyword differs across the
+                # transformers versions the trainer venvs pin, and a tiny model makes this cheap.
+                out = self.model(input_ids=torch.tensor([context], dtype=torch.long), use_cache=False)
+                logits = out.logits[0, -1].float() / temperature
+                logits[self.stops] += self.stop_bias
+                distribution = torch.log_softmax(logits, dim=-1)
+                token = int(torch.multinomial(distribution.exp(), 1, generator=generator))
+                ids.append(token)
+                logprobs.append(round(float(distribution[token]), 6))
+                if token in self.stops:
+                    return ids, logprobs, "stop"
+                context.append(token)
+        return ids, logprobs, "length"
 
     def non_canonical(self) -> list[Sample]:
         """The samples so far whose ids (stop token aside) are not what the tokenizer makes of their text."""
