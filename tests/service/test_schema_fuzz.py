@@ -118,7 +118,8 @@ def test_every_phase_finds_nothing(api_schema: Any, served: LocalServer) -> None
     print(f"\nschemathesis on {served.env}: cases by phase {cases}; checks run {checks}")
     assert not problems, "\n".join(problems[:20])
     # Every phase ran, and the checks that carry this file's promises were exercised.
-    assert {"examples", "coverage", "fuzzing", "stateful"} <= {str(p).lower() for p in cases}, cases
+    ran = {str(phase).lower(): n for phase, n in cases.items()}
+    assert all(ran.get(phase, 0) > 0 for phase in ("examples", "coverage", "fuzzing", "stateful")), cases
     for name in (
         "response_schema_conformance",
         "content_type_conformance",
