@@ -144,7 +144,7 @@ def test_a_tight_max_len_shortens_turns_and_openrlhf_cuts_none(
     model_dir: Path, agent_settings: Path, sampled_vllm: Any
 ) -> None:
     """With --data.max_len near the episodes' length the agent shrinks and ends turns; OpenRLHF's cut finds nothing."""
-    tight = 160  # the first prompt is ~95 tokens, the second ~145-160: second turns get little or no room
+    tight = 152  # the first prompt is ~95 tokens, the second ~140-160: second turns get little or no room
     experiences, llm = rollout(model_dir, seed=2, sampled_vllm=sampled_vllm, max_len=tight)
 
     # allow_cut_last stays off: a sampled turn cut by OpenRLHF's sequences[:max_len] would fail here.
