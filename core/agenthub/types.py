@@ -198,9 +198,9 @@ class StepRequest(_Request):
 class EnvInfo(_Wire):
     name: str
     version: str
-    protocol: int = PROTOCOL_VERSION
+    protocol: StrictInt = PROTOCOL_VERSION
     action_format: Literal["text", "tool_call"] = "text"
-    default_max_turns: int = Field(ge=1)
+    default_max_turns: StrictInt = Field(ge=1)
     splits: list[str]
     description: str = ""
     tools: list[JSONDict] | None = None
@@ -210,9 +210,9 @@ class EnvInfo(_Wire):
 
 class TaskList(_Wire):
     split: str
-    count: int
-    start: int | None = None
-    stop: int | None = None
+    count: StrictInt
+    start: StrictInt | None = None
+    stop: StrictInt | None = None
     ids: list[TaskId] | None = None
 
 
@@ -241,7 +241,7 @@ class StepResult(_Wire):
 class SessionState(_Wire):
     session_id: str
     task_id: TaskId | None
-    turns: int
+    turns: StrictInt
     done: bool
     created_at: float
     last_used_at: float

@@ -14,10 +14,12 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 import pytest
+from pydantic import BaseModel, ValidationError
 
 from agenthub import LocalServer, create_app, get_plugin_host
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import EnvSpec
+from agenthub.types import CreateSessionRequest, EnvInfo, ResetRequest, SessionState, TaskList
 
 from ..conftest import serving
 from .envs import NotJsonEnv, SurrogateEnv
@@ -63,6 +65,32 @@ async def test_booleans_and_other_non_integers_are_refused_where_integers_are_me
         status, code, _ = error_of(await raw.post(f"/v1/sessions/{session.id}/reset", json=body))
         assert (status, code) == (422, "invalid_request")
         assert (await session.state()).task_id == 3
+
+
+_VALID: list[tuple[type[BaseModel], dict[str, object]]] = [
+    (CreateSessionRequest, {}),
+    (ResetRequest, {}),
+    (EnvInfo, {"name": "e", "version": "1", "default_max_turns": 3, "splits": ["train"]}),
+    (TaskList, {"split": "train", "count": 2, "start": 0, "stop": 2}),
+    (SessionState, {"session_id": "s", "task_id": 1, "turns": 0, "done": False, "created_at": 0, "last_used_at": 0}),
+]
+
+
+@pytest.mark.parametrize("model, valid", _VALID, ids=[m.__name__ for m, _ in _VALID])
+def test_every_integer_field_of_the_wire_models_refuses_a_boolean(
+    model: type[BaseModel], valid: dict[str, object]
+) -> None:
+    model.model_validate(valid)
+    properties = model.model_json_schema()["properties"]
+    integers = [
+        name
+        for name, prop in properties.items()
+        if "integer" in (prop.get("type"), *(option.get("type") for option in prop.get("anyOf", [])))
+    ]
+    assert integers, f"{model.__name__} has no integer field"
+    for name in integers:
+        with pytest.raises(ValidationError, match=name):
+            model.model_validate({**valid, name: True})
 
 
 # -- bodies: size, Content-Length, Content-Type -------------------------------------------
