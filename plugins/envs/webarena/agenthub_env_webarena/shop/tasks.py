@@ -1,0 +1,407 @@
+"""The generated task set over the built-in shop, in WebArena's config format.
+
+Every task is what WebArena's ``config_files/*.json`` holds (``__SHOPPING__`` placeholders, ``eval`` with
+``string_match`` / ``url_match`` / ``program_html``) plus an ``oracle`` block, an extra key that WebArena's
+harness ignores, telling the oracle agent what to do:
+
+- ``{"kind": "answer", "path": P, "answer": A}``: open ``__SHOPPING__`` + P, then ``stop [A]``;
+- ``{"kind": "navigate", "path": P}``: end on ``__SHOPPING__`` + P;
+- ``{"kind": "add_to_cart", "product_id": N, "path": P, "options": {...}, "qty": Q}``: on the product page
+  P choose the options, set the quantity, press Add to Cart;
+- ``{"kind": "place_order", ... as add_to_cart, "shipping": S}``: then checkout with shipping S, Place Order;
+- ``{"kind": "update_account", "path": "/account", "fields": {label: value}}``: fill the fields, Save.
+
+The same seed gives the same files, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import urllib.parse
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agenthub_env_webarena.shop.app import CUSTOMER, SEEDED_ORDERS, SHIPPING
+from agenthub_env_webarena.shop.catalog import DATA_DIR, SEED, price, rating
+
+TASKS_DIR = DATA_DIR / "tasks"
+SPLITS = ("train", "test")
+TEST_EVERY = 5  # every fifth task (after a seeded shuffle) is a test task: a 80/20 split
+SHOP = "__SHOPPING__"
+
+
+def _config(
+    intent: str,
+    template: str,
+    template_id: int,
+    values: dict[str, Any],
+    evaluation: dict[str, Any],
+    oracle: dict[str, Any],
+) -> dict[str, Any]:
+    spec = {"eval_types": [], "reference_answers": None, "reference_url": "", "program_html": [], **evaluation}
+    return {
+        "sites": ["shopping"],
+        "task_id": -1,
+        "require_login": True,
+        "storage_state": None,
+        "start_url": SHOP,
+        "geolocation": None,
+        "intent_template": template,
+        "instantiation_dict": values,
+        "intent": intent,
+        "require_reset": oracle["kind"] not in ("answer", "navigate"),
+        "eval": spec,
+        "intent_template_id": template_id,
+        "oracle": oracle,
+    }
+
+
+def _answer(
+    template: str, tid: int, values: dict[str, Any], answers: dict[str, Any], path: str, answer: str
+) -> dict[str, Any]:
+    return _config(
+        template.format(**values),
+        template,
+        tid,
+        values,
+        {"eval_types": ["string_match"], "reference_answers": answers, "reference_answer_raw_annotation": answer},
+        {"kind": "answer", "path": path, "answer": answer},
+    )
+
+
+def _navigate(template: str, tid: int, values: dict[str, Any], path: str) -> dict[str, Any]:
+    return _config(
+        template.format(**values),
+        template,
+        tid,
+        values,
+        {"eval_types": ["url_match"], "reference_url": SHOP + path, "url_note": "GOLD in PRED"},
+        {"kind": "navigate", "path": path},
+    )
+
+
+def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[dict[str, Any]]]:
+    """The task configs per split, task ids from 0, generated from the catalogue and the seed."""
+    rng = random.Random(seed)
+    products = catalog["products"]
+    categories = {c["slug"]: c["name"] for c in catalog["categories"]}
+    seeded = {pid for pid, *_ in SEEDED_ORDERS}
+    in_stock = [p for p in products if p["stock"] > 0 and p["id"] not in seeded]
+    with_options = [p for p in in_stock if p["options"]]
+    by_category: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in products:
+        by_category[p["category"]].append(p)
+    tasks: list[dict[str, Any]] = []
+
+    def sample(pool: list[dict[str, Any]], n: int, ok: Callable[[dict[str, Any]], bool] = lambda p: True) -> list[Any]:
+        return rng.sample([p for p in pool if ok(p)], n)
+
+    def search_results(query: str) -> list[dict[str, Any]]:
+        words = query.lower().split()
+        return [p for p in products if all(w in p["name"].lower() for w in words)]
+
+    # -- information seeking (string_match) ------------------------------------------------------------
+    for p in sample(products, 30):
+        tasks.append(
+            _answer(
+                "What is the price of the {product}?",
+                1,
+                {"product": p["name"]},
+                {"must_include": [price(p["price_cents"])[1:]]},
+                f"/product/{p['id']}",
+                price(p["price_cents"]),
+            )
+        )
+    for p in sample(products, 30):
+        n = str(len(p["reviews"]))
+        tasks.append(
+            _answer(
+                "How many reviews does the {product} have?",
+                2,
+                {"product": p["name"]},
+                {"must_include": [n]},
+                f"/product/{p['id']}",
+                n,
+            )
+        )
+    for p in sample(products, 30, lambda p: bool(p["reviews"])):
+        tasks.append(
+            _answer(
+                "What is the average star rating of the {product}?",
+                3,
+                {"product": p["name"]},
+                {"must_include": [rating(p)]},
+                f"/product/{p['id']}",
+                rating(p),
+            )
+        )
+    for p in sample(products, 30):
+        yes = "Yes" if p["stock"] > 0 else "No"
+        tasks.append(
+            _answer(
+                "Is the {product} in stock? Answer Yes or No.",
+                4,
+                {"product": p["name"]},
+                {"exact_match": yes},
+                f"/product/{p['id']}",
+                yes,
+            )
+        )
+    for slug, name in categories.items():
+        for sort, word, pick in (("price_asc", "cheapest", min), ("price_desc", "most expensive", max)):
+            best = pick(p["price_cents"] for p in by_category[slug])
+            winners = [p for p in by_category[slug] if p["price_cents"] == best]
+            if len(winners) == 1:
+                tasks.append(
+                    _answer(
+                        "What is the {which} product in the {category} category?",
+                        5,
+                        {"which": word, "category": name},
+                        {"must_include": [winners[0]["name"]]},
+                        f"/category/{slug}?sort={sort}",
+                        winners[0]["name"],
+                    )
+                )
+    queries = sorted({" ".join(p["name"].split(" ")[i] for i in (0, 2)) for p in products})
+    for query in rng.sample(queries, 30):
+        n = str(len(search_results(query)))
+        tasks.append(
+            _answer(
+                "How many products does a search for '{query}' find?",
+                6,
+                {"query": query},
+                {"must_include": [n]},
+                "/search?" + urllib.parse.urlencode({"q": query}),
+                n,
+            )
+        )
+    count = 0
+    for query in rng.sample(queries, len(queries)):
+        results = search_results(query)
+        if len(results) < 2:
+            continue
+        best = min(p["price_cents"] for p in results)
+        winners = [p for p in results if p["price_cents"] == best]
+        if len(winners) == 1:
+            tasks.append(
+                _answer(
+                    "What is the cheapest product a search for '{query}' finds?",
+                    7,
+                    {"query": query},
+                    {"must_include": [winners[0]["name"]]},
+                    "/search?" + urllib.parse.urlencode({"q": query, "sort": "price_asc"}),
+                    winners[0]["name"],
+                )
+            )
+            count += 1
+            if count == 30:
+                break
+    for oid, (pid, _options, qty, shipping, status) in enumerate(SEEDED_ORDERS, start=1):
+        total = price(products[pid - 1]["price_cents"] * qty + SHIPPING[shipping])
+        tasks.append(
+            _answer(
+                "What is the status of my order #{order}?",
+                8,
+                {"order": oid},
+                {"must_include": [status]},
+                f"/orders/{oid}",
+                status,
+            )
+        )
+        tasks.append(
+            _answer(
+                "How much did I pay in total for order #{order}?",
+                9,
+                {"order": oid},
+                {"must_include": [total[1:]]},
+                f"/orders/{oid}",
+                total,
+            )
+        )
+
+    # -- navigation (url_match) ------------------------------------------------------------------------
+    for p in sample(products, 30):
+        tasks.append(
+            _navigate("Go to the product page of the {product}.", 10, {"product": p["name"]}, f"/product/{p['id']}")
+        )
+    for slug, name in categories.items():
+        tasks.append(
+            _navigate("Show me the products in the {category} category.", 11, {"category": name}, f"/category/{slug}")
+        )
+    for query in rng.sample(queries, 25):
+        tasks.append(
+            _navigate(
+                "Search the shop for '{query}'.",
+                12,
+                {"query": query},
+                "/search?" + urllib.parse.urlencode({"q": query}),
+            )
+        )
+    sorts = {"price_asc": "price, lowest first", "price_desc": "price, highest first", "name": "name"}
+    for slug, sort in rng.sample([(c, s) for c in categories for s in sorts], 24):
+        tasks.append(
+            _navigate(
+                "List the {category} category sorted by {order}.",
+                13,
+                {"category": categories[slug], "order": sorts[sort]},
+                f"/category/{slug}?sort={sort}",
+            )
+        )
+    for oid in range(1, len(SEEDED_ORDERS) + 1):
+        tasks.append(_navigate("Open the details of my order #{order}.", 14, {"order": oid}, f"/orders/{oid}"))
+
+    # -- state changes (program_html) ------------------------------------------------------------------
+    def choose(p: dict[str, Any]) -> dict[str, str]:
+        return {name: rng.choice(values) for name, values in p["options"].items()}
+
+    def phrase(options: dict[str, str]) -> str:
+        return " and ".join(f"{k.lower()} {v}" for k, v in options.items())
+
+    def must(p: dict[str, Any], options: dict[str, str], qty: int, *extra: str) -> list[str]:
+        return [p["name"], *(f"{k}: {v}" for k, v in options.items()), f"Qty: {qty}", *extra]
+
+    cart_check = "document.querySelector('#cart').outerText"
+    for p in sample(with_options, 40):
+        options = choose(p)
+        tasks.append(
+            _config(
+                f"Add the {p['name']} in {phrase(options)} to my cart.",
+                "Add the {product} in {options} to my cart.",
+                15,
+                {"product": p["name"], "options": phrase(options)},
+                {
+                    "eval_types": ["program_html"],
+                    "program_html": [
+                        {
+                            "url": f"{SHOP}/cart",
+                            "locator": cart_check,
+                            "required_contents": {"must_include": must(p, options, 1)},
+                        }
+                    ],
+                },
+                {
+                    "kind": "add_to_cart",
+                    "product_id": p["id"],
+                    "path": f"/product/{p['id']}",
+                    "options": options,
+                    "qty": 1,
+                },
+            )
+        )
+    for p in sample(in_stock, 20, lambda p: p["stock"] >= 5):
+        options, qty = choose(p), rng.randint(2, 5)
+        which = f" in {phrase(options)}" if options else ""
+        tasks.append(
+            _config(
+                f"Put {qty} of the {p['name']}{which} in my cart.",
+                "Put {qty} of the {product}{options} in my cart.",
+                16,
+                {"qty": qty, "product": p["name"], "options": which},
+                {
+                    "eval_types": ["program_html"],
+                    "program_html": [
+                        {
+                            "url": f"{SHOP}/cart",
+                            "locator": cart_check,
+                            "required_contents": {"must_include": must(p, options, qty)},
+                        }
+                    ],
+                },
+                {
+                    "kind": "add_to_cart",
+                    "product_id": p["id"],
+                    "path": f"/product/{p['id']}",
+                    "options": options,
+                    "qty": qty,
+                },
+            )
+        )
+    for p in sample(in_stock, 40):
+        options, shipping = choose(p), rng.choice(list(SHIPPING))
+        which = f" in {phrase(options)}" if options else ""
+        tasks.append(
+            _config(
+                f"Buy the {p['name']}{which} with {shipping.lower()} shipping.",
+                "Buy the {product}{options} with {shipping} shipping.",
+                17,
+                {"product": p["name"], "options": which, "shipping": shipping.lower()},
+                {
+                    "eval_types": ["program_html"],
+                    "program_html": [
+                        {
+                            "url": "func:shopping_get_latest_order_url()",
+                            "locator": "document.querySelector('#order-details').outerText",
+                            "required_contents": {
+                                "must_include": must(p, options, 1, f"Shipping: {shipping}", "Status: Pending")
+                            },
+                        }
+                    ],
+                },
+                {
+                    "kind": "place_order",
+                    "product_id": p["id"],
+                    "path": f"/product/{p['id']}",
+                    "options": options,
+                    "qty": 1,
+                    "shipping": shipping,
+                },
+            )
+        )
+    streets = ["Oak St", "Maple Ave", "Pine Rd", "Cedar Ln", "Elm Dr", "Birch Way"]
+    cities = ["Springfield, IL 62701", "Portland, OR 97201", "Austin, TX 73301", "Madison, WI 53703"]
+    for _ in range(15):
+        field = rng.choice(["address", "phone"])
+        value = (
+            f"{rng.randint(10, 9999)} {rng.choice(streets)}, {rng.choice(cities)}"
+            if field == "address"
+            else f"555-{rng.randint(1000, 9999)}"
+        )
+        assert value != CUSTOMER[field]
+        tasks.append(
+            _config(
+                f"Change the {field} on my account to {value}.",
+                "Change the {field} on my account to {value}.",
+                18,
+                {"field": field, "value": value},
+                {
+                    "eval_types": ["program_html"],
+                    "program_html": [
+                        {
+                            "url": f"{SHOP}/account",
+                            "locator": "document.querySelector('#account-info').outerText",
+                            "required_contents": {"must_include": [f"{field.capitalize()}: {value}"]},
+                        }
+                    ],
+                },
+                {"kind": "update_account", "path": "/account", "fields": {field.capitalize(): value}},
+            )
+        )
+
+    order = list(range(len(tasks)))
+    rng.shuffle(order)
+    splits: dict[str, list[dict[str, Any]]] = {"train": [], "test": []}
+    for task_id, index in enumerate(order):
+        task = {**tasks[index], "task_id": task_id}
+        splits["test" if task_id % TEST_EVERY == TEST_EVERY - 1 else "train"].append(task)
+    return splits
+
+
+def write_tasks(splits: dict[str, list[dict[str, Any]]], directory: Path = TASKS_DIR) -> None:
+    """One file per task, ``DIR/<split>/<task_id>.json``, as WebArena's ``config_files`` are."""
+    for split, tasks in splits.items():
+        folder = directory / split
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("*.json"):
+            old.unlink()
+        for task in tasks:
+            (folder / f"{task['task_id']}.json").write_text(json.dumps(task, indent=2) + "\n", encoding="utf-8")
+
+
+def tasks_dir(split: str) -> Path:
+    """The folder of one split's shipped configs, for ``env_kwargs.tasks`` or ``task_config.load_tasks``."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; the built-in task set has {', '.join(SPLITS)}")
+    return TASKS_DIR / split
