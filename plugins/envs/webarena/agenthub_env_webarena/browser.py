@@ -1,0 +1,165 @@
+"""One Chromium per env server, one isolated browser context per session.
+
+Playwright's async API runs on an event loop in a thread of its own (the
+*browser thread*), started on first use. Env code runs in the server's thread
+pool and hands coroutines to that loop (:meth:`BrowserHost.run`), so sessions
+drive their pages concurrently while sharing one browser process. The sync API
+is not an option: it binds the browser to the thread that started it, and the
+server's pool calls from many threads.
+
+The browser is Debian's Chromium (``/usr/bin/chromium``, or
+``$AGENTHUB_CHROMIUM``); Playwright downloads nothing. Chromium is launched by
+Playwright's driver over a pipe: when the server dies, even by ``kill -9``, the
+driver's stdin closes, the driver exits and Chromium's pipe closes, so the
+browser goes with it (tests/test_browser_process.py checks this).
+
+A browser that died (killed, crashed) is noticed by the session using it, which
+raises :class:`BrowserCrashed`: the hub answers that as an env failure of that
+session only. The next context asks for a new browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+CHROMIUM = os.environ.get("AGENTHUB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = (
+    "--no-sandbox",  # servers run as root in containers, where Chromium's sandbox cannot start
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-dev-shm-usage",  # containers' /dev/shm is often 64 MB: too small for several renderers
+)
+
+
+class BrowserError(RuntimeError):
+    """The browser could not be started; the message says what to install or set."""
+
+
+class BrowserCrashed(RuntimeError):
+    """The session's browser, context or page is gone (killed or crashed): an env failure of that session."""
+
+
+class BrowserHost:
+    """The server's browser: a Playwright event loop thread and one Chromium, both started lazily."""
+
+    def __init__(self, executable: str = CHROMIUM, args: tuple[str, ...] = CHROMIUM_ARGS) -> None:
+        self.executable = executable
+        self.args = args
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._launch_lock: asyncio.Lock | None = None
+        self.launches = 0
+        """How many times a browser was launched (1 unless one died)."""
+
+    # -- the loop thread ---------------------------------------------------------------
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+
+                def serve() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                self._thread = threading.Thread(target=serve, name="agenthub-webarena-browser", daemon=True)
+                self._thread.start()
+                ready.wait()
+                self._loop = loop
+            return self._loop
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
+        """Run ``coro`` on the browser thread and wait for its result (from any other thread)."""
+        future = asyncio.run_coroutine_threadsafe(coro, self._ensure_loop())
+        try:
+            return future.result(timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            raise TimeoutError(f"the browser did not answer within {timeout_s:g}s") from None
+
+    # -- the browser ------------------------------------------------------------------------
+
+    async def browser(self) -> Any:
+        """The live browser, launched now if there is none or the last one died."""
+        if self._launch_lock is None:
+            self._launch_lock = asyncio.Lock()
+        async with self._launch_lock:
+            if self._browser is not None and self._browser.is_connected():
+                return self._browser
+            if not os.path.exists(self.executable):  # noqa: ASYNC240  # a stat, once per launch
+                raise BrowserError(
+                    f"no Chromium at {self.executable}: install Debian's chromium (apt-get install chromium) "
+                    "or set AGENTHUB_CHROMIUM to a Chromium executable; Playwright's own download is not used"
+                )
+            try:
+                from playwright.async_api import async_playwright
+            except ImportError as exc:
+                raise BrowserError(
+                    "Playwright is not installed: pip install playwright (no `playwright install`: the browser is "
+                    "the system's Chromium)"
+                ) from exc
+            if self._playwright is None:
+                self._playwright = await async_playwright().start()
+            if self._browser is not None:
+                with contextlib.suppress(Exception):  # already dead: nothing to close
+                    await self._browser.close()
+            self._browser = await self._playwright.chromium.launch(executable_path=self.executable, args=self.args)
+            self.launches += 1
+            return self._browser
+
+    async def new_context(self, **options: Any) -> Any:
+        browser = await self.browser()
+        try:
+            return await browser.new_context(**options)
+        except Exception as exc:
+            if not browser.is_connected():
+                raise BrowserCrashed(f"the browser died while opening a context ({exc}); create a new session") from exc
+            raise
+
+    def connected(self) -> bool:
+        return self._browser is not None and bool(self._browser.is_connected())
+
+    def shutdown(self) -> None:
+        """Close the browser and stop Playwright (at server exit)."""
+        if self._loop is None:
+            return
+
+        async def stop() -> None:
+            if self._browser is not None:
+                with contextlib.suppress(Exception):  # already dead
+                    await self._browser.close()
+            if self._playwright is not None:
+                await self._playwright.stop()
+            self._browser = self._playwright = None
+
+        try:
+            self.run(stop(), timeout_s=30)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+_HOST: BrowserHost | None = None
+_HOST_LOCK = threading.Lock()
+
+
+def shared_host() -> BrowserHost:
+    """The process's one browser host: every env instance of a server shares it."""
+    global _HOST
+    with _HOST_LOCK:
+        if _HOST is None:
+            _HOST = BrowserHost()
+        return _HOST

@@ -1,0 +1,520 @@
+"""``webarena``: WebArena tasks in a real browser, seen as WebArena's agents see them.
+
+Each reset opens a fresh, isolated browser context (no cookies, no storage
+from earlier episodes) on the task's ``start_url`` with its site placeholders
+filled in. The observation is WebArena's: the open tabs, the page's
+accessibility tree with element ids (:mod:`.accessibility`), the URL, the
+objective and the previous action. Actions are WebArena's id-based action
+space (:mod:`.actions`). ``stop [answer]`` ends the episode and scores it with
+WebArena's evaluators on the final page: reward 1.0 or 0.0, ``info["won"]``;
+a check that could not run (no judge for ``fuzzy_match``) leaves ``won`` out,
+lists the reasons in ``info["not_evaluated"]`` and pays 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agenthub.types import Action, TaskId, TaskSplit
+
+from agenthub_env_webarena.accessibility import IdMap, clean, render, truncate
+from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse_action
+from agenthub_env_webarena.browser import BrowserCrashed, BrowserHost, shared_host
+from agenthub_env_webarena.evaluators import Verdict, evaluate
+from agenthub_env_webarena.judge import OpenAIJudge
+from agenthub_env_webarena.task_config import TaskConfigError, WebArenaTask, fill_task, load_tasks, site_urls
+
+StepTuple = tuple[str, float, bool, bool, dict[str, Any]]
+
+TASKS_ENV_VAR = "AGENTHUB_WEBARENA_TASKS"
+"""A folder of WebArena configs, used when ``env_kwargs.tasks`` is not set (and for the server's splits)."""
+
+BUILTIN_TASKS = Path(__file__).parent / "data" / "tasks"
+"""Where the built-in task set lives once it ships (train/ and test/ folders of configs)."""
+
+WEBARENA_TASK_COUNT = 812
+"""WebArena's own config_files are task ids 0 to 811: the split a server shows when it knows no folder."""
+
+DEFAULT_MAX_STEPS = 30
+"""WebArena's ``max_steps``."""
+
+_BOX_JS = """function () {
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  if (!el) return null;
+  el.scrollIntoView({block: 'center', inline: 'center'});
+  let r;
+  if (this.nodeType === 3) { const range = document.createRange(); range.selectNodeContents(this);
+    r = range.getBoundingClientRect(); } else { r = el.getBoundingClientRect(); }
+  return [r.x, r.y, r.width, r.height];
+}"""
+
+
+def resolve_tasks_dir(tasks: str | os.PathLike[str] | None) -> Path:
+    """The task folder: ``tasks``, else ``$AGENTHUB_WEBARENA_TASKS``, else the built-in set; an error if none."""
+    chosen = tasks or os.environ.get(TASKS_ENV_VAR)
+    if chosen:
+        return Path(chosen)
+    if any(BUILTIN_TASKS.glob("*.json")) or any(BUILTIN_TASKS.glob("*/*.json")):
+        return BUILTIN_TASKS
+    raise TaskConfigError(
+        "no WebArena task folder: set env_kwargs.tasks=DIR (a folder of WebArena config_files/*.json, flat or with "
+        f"train/ and test/ subfolders) or the environment variable {TASKS_ENV_VAR}"
+    )
+
+
+def load_splits(directory: Path) -> dict[str, list[WebArenaTask]]:
+    """A folder's tasks by split: its ``train/`` and ``test/`` subfolders if it has them, else all in "test"."""
+    subfolders = [name for name in ("train", "test") if (directory / name).is_dir()]
+    if subfolders:
+        splits = {name: load_tasks(directory / name) for name in subfolders}
+        seen: dict[int, str] = {}
+        for name, tasks in splits.items():
+            for task in tasks:
+                if task.task_id in seen:
+                    raise TaskConfigError(f"task_id {task.task_id} is in both {seen[task.task_id]}/ and {name}/")
+                seen[task.task_id] = name
+        return splits
+    return {"test": load_tasks(directory)}
+
+
+def task_splits() -> dict[str, TaskSplit]:
+    """The server's splits: from ``$AGENTHUB_WEBARENA_TASKS`` or the built-in set, else WebArena's 812 ids."""
+    try:
+        directory = resolve_tasks_dir(None)
+    except TaskConfigError:
+        return {"test": TaskSplit.range(0, WEBARENA_TASK_COUNT)}
+    return {name: TaskSplit.of([t.task_id for t in tasks]) for name, tasks in load_splits(directory).items()}
+
+
+class _Tab:
+    """A page and the element ids it has shown."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.ids = IdMap()
+        self.shown: set[int] = set()
+        self.pending_navigations = 0
+        self.crashed = False
+        page.on("crash", self._on_crash)
+        page.on("framenavigated", self._on_navigated)
+        page.on("request", self._on_request)
+        page.on("load", self._on_load)
+        page.on("requestfailed", self._on_failed)
+
+    def _on_crash(self, _: Any) -> None:
+        self.crashed = True
+
+    def _on_navigated(self, frame: Any) -> None:
+        if frame == self.page.main_frame:  # a new document: its nodes are new, so are their ids
+            self.ids = IdMap()
+
+    def _on_request(self, request: Any) -> None:
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            self.pending_navigations += 1
+
+    def _on_load(self, _: Any) -> None:
+        self.pending_navigations = 0
+
+    def _on_failed(self, request: Any) -> None:
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            self.pending_navigations = max(0, self.pending_navigations - 1)
+
+
+class WebArenaEnv:
+    """WebArena tasks in Chromium through Playwright; one isolated browser context per episode.
+
+    Args:
+        tasks: a folder of WebArena config files (flat: split "test"; or ``train/`` and ``test/``).
+        sites: base URL of each WebArena site the tasks use, e.g. ``{"shopping": "http://host:7770"}``;
+            WebArena's environment variables (``SHOPPING``, ...) fill in the rest.
+        judge: ``fuzzy_match``'s LLM judge: ``{"base_url": ..., "model": ..., "api_key": ...}``.
+        max_obs_chars: the accessibility tree is cut to this many characters.
+        max_steps: steps after which the episode is truncated (WebArena's 30).
+        auth_dir: where ``require_login`` tasks' ``storage_state`` files are looked up (default: the task folder).
+        viewport_width, viewport_height: the browser window, WebArena's 1280x720.
+        action_timeout_s: the longest one action (or a page load) may take before it is answered as failed.
+    """
+
+    def __init__(
+        self,
+        *,
+        tasks: str | None = None,
+        sites: Mapping[str, str] | None = None,
+        judge: Mapping[str, Any] | None = None,
+        max_obs_chars: int = 16_000,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        auth_dir: str | None = None,
+        viewport_width: int = 1280,
+        viewport_height: int = 720,
+        action_timeout_s: float = 30.0,
+        host: BrowserHost | None = None,
+    ) -> None:
+        if max_obs_chars < 200:
+            raise ValueError(f"max_obs_chars must be at least 200, got {max_obs_chars}")
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+        self.tasks_dir = resolve_tasks_dir(tasks)
+        self.splits = load_splits(self.tasks_dir)
+        self.tasks: dict[int, WebArenaTask] = {t.task_id: t for ts in self.splits.values() for t in ts}
+        self.urls = site_urls(sites)
+        self.judge = OpenAIJudge.from_settings(dict(judge) if judge else None)
+        self.max_obs_chars = max_obs_chars
+        self.max_steps = max_steps
+        self.auth_dir = Path(auth_dir) if auth_dir else self.tasks_dir
+        self.viewport = {"width": viewport_width, "height": viewport_height}
+        self.action_timeout_s = action_timeout_s
+        self.host = host or shared_host()
+        self._context: Any = None
+        self._context_closed = False
+        self._tabs: list[_Tab] = []
+        self._current = 0
+        self._task: WebArenaTask | None = None
+        self._steps = 0
+        self._done = False
+        self._notes: list[str] = []
+
+    # -- the protocol ---------------------------------------------------------------------
+
+    def reset(
+        self, *, task_id: TaskId | None = None, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        if options:
+            raise ValueError(f"webarena takes no reset options, got {sorted(options)}; leave options empty")
+        if task_id is None:
+            task_id = random.Random(seed).choice(sorted(self.tasks))
+        if isinstance(task_id, bool) or not isinstance(task_id, int) or task_id not in self.tasks:
+            known = sorted(self.tasks)
+            raise ValueError(
+                f"unknown webarena task {task_id!r}: {self.tasks_dir} holds {len(known)} tasks, ids "
+                f"{known[0]} to {known[-1]}"
+            )
+        task = fill_task(self.tasks[task_id], self.urls)  # a site with no URL is refused here, naming the setting
+        self._close_context()
+        self._task, self._steps, self._done, self._notes = task, 0, False, []
+        self._run(self._open(task))
+        return self._observation(""), self._info()
+
+    def step(self, action: Action) -> StepTuple:
+        if self._task is None:
+            raise RuntimeError("step() called before reset()")
+        self._steps += 1
+        text = action if isinstance(action, str) else json.dumps(action)
+        error = ""
+        try:
+            parsed = parse_action(text)
+        except ActionParseError as exc:
+            parsed, error = None, str(exc)
+        if parsed is not None and parsed.kind == "stop":
+            return self._stop(parsed)
+        if parsed is not None:
+            error = self._run(self._execute(parsed))
+        observation = self._observation(text, error)
+        info = self._info()
+        if error:
+            info.update(invalid_action=True, error=error)
+        if self._steps >= self.max_steps:
+            self._done = True
+            return observation + f"\nThe step limit ({self.max_steps}) is reached.", 0.0, False, True, info
+        return observation, 0.0, False, False, info
+
+    def close(self) -> None:
+        self._close_context()
+        self._task = None
+
+    # -- the browser side -------------------------------------------------------------------
+
+    def _run(self, coro: Any) -> Any:
+        try:
+            return self.host.run(self._guarded(coro), timeout_s=self.action_timeout_s * 2 + 10)
+        except BrowserCrashed:
+            raise
+        except Exception as exc:
+            if self._dead():
+                raise BrowserCrashed(
+                    f"the browser of this session died ({type(exc).__name__}: {exc}); create a new session"
+                ) from exc
+            raise
+
+    async def _guarded(self, coro: Any) -> Any:
+        """``coro``, cut short when the session's page, context or browser dies (a crashed page never answers)."""
+        work = asyncio.ensure_future(coro)
+        while True:
+            done, _ = await asyncio.wait({work}, timeout=0.05)
+            if done:
+                return work.result()
+            if self._dead():
+                work.cancel()
+                raise BrowserCrashed(
+                    "the browser of this session died (its page crashed or was closed); create a new session"
+                )
+
+    def _dead(self) -> bool:
+        if self._context is None:
+            return False
+        return self._context_closed or not self.host.connected() or any(t.crashed for t in self._tabs)
+
+    def _close_context(self) -> None:
+        context, self._context, self._tabs = self._context, None, []
+        if context is None:
+            return
+
+        async def close() -> None:
+            with contextlib.suppress(Exception):  # the browser is gone already: nothing left to close
+                await context.close()
+
+        with contextlib.suppress(Exception):  # closing must not fail a session that is ending anyway
+            self.host.run(close(), timeout_s=30)
+
+    async def _open(self, task: WebArenaTask) -> None:
+        options: dict[str, Any] = {"viewport": self.viewport}
+        state = task.raw.get("storage_state")
+        if task.require_login:
+            path = (self.auth_dir / str(state)).resolve() if state else None
+            if path is not None and path.is_file():
+                options["storage_state"] = str(path)  # WebArena's logged-in cookies for that site
+            else:
+                self._notes.append(
+                    f"task {task.task_id} requires login but no storage state was found "
+                    f"({path or 'no storage_state in the config'}); it starts logged out. Put WebArena's .auth "
+                    "files under env_kwargs.auth_dir"
+                )
+        self._context_closed = False
+        self._context = await self.host.new_context(**options)
+        self._context.set_default_timeout(self.action_timeout_s * 1000)
+        self._context.on("close", self._on_context_close)
+        self._context.on("page", self._on_page)
+        page = await self._context.new_page()
+        self._current = self._index_of(page)
+        await self._goto(page, task.start_url)
+
+    def _on_context_close(self, _: Any) -> None:
+        self._context_closed = True
+
+    def _on_page(self, page: Any) -> None:
+        # Pages the site opens (target=_blank, window.open) become tabs, focused as WebArena focuses them.
+        if all(t.page is not page for t in self._tabs):
+            self._tabs.append(_Tab(page))
+            self._current = len(self._tabs) - 1
+
+    def _index_of(self, page: Any) -> int:
+        for i, tab in enumerate(self._tabs):
+            if tab.page is page:
+                return i
+        self._tabs.append(_Tab(page))
+        return len(self._tabs) - 1
+
+    @property
+    def _tab(self) -> _Tab:
+        return self._tabs[self._current]
+
+    async def _goto(self, page: Any, url: str) -> str:
+        try:
+            await page.goto(url, wait_until="load")
+        except Exception as exc:
+            if self._dead():
+                raise
+            return f"the page {url!r} could not be opened ({_first_line(exc)}); check the URL"
+        return ""
+
+    async def _settle(self, tab: _Tab, before: int, tabs_before: int) -> None:
+        """Wait for what the action started (a navigation, a new tab) to load; nothing within 100 ms means nothing."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 0.1
+        # Polled, not awaited on an Event: Playwright's event handlers bump plain counters.
+        while tab.pending_navigations <= before and len(self._tabs) <= tabs_before and loop.time() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+        if len(self._tabs) > tabs_before:  # a popup (target=_blank): WebArena's focus moves to it
+            tab = self._tabs[-1]
+            self._current = len(self._tabs) - 1
+            before = -1
+        if tab.pending_navigations > before:
+            try:
+                await tab.page.wait_for_load_state("load")
+            except Exception:
+                if self._dead():
+                    raise
+            deadline = loop.time() + self.action_timeout_s
+            while tab.pending_navigations and loop.time() < deadline:  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
+
+    async def _box(self, tab: _Tab, element_id: int) -> tuple[float, float] | str:
+        backend = tab.ids.backend_of.get(element_id)
+        if backend is None or element_id not in tab.shown:
+            return f"there is no element [{element_id}] on this page; use an id from the current observation"
+        cdp = await self._context.new_cdp_session(tab.page)
+        try:
+            node = await cdp.send("DOM.resolveNode", {"backendNodeId": backend})
+            result = await cdp.send(
+                "Runtime.callFunctionOn",
+                {"objectId": node["object"]["objectId"], "functionDeclaration": _BOX_JS, "returnByValue": True},
+            )
+        except Exception as exc:
+            if self._dead():
+                raise
+            return f"element [{element_id}] is no longer on the page ({_first_line(exc)}); look at the new observation"
+        finally:
+            await _detach(cdp)
+        box = result.get("result", {}).get("value")
+        if not box or box[2] <= 0 or box[3] <= 0:
+            return f"element [{element_id}] is not visible on the page, so it cannot be used; pick another element"
+        return box[0] + box[2] / 2, box[1] + box[3] / 2
+
+    async def _execute(self, action: BrowserAction) -> str:
+        """Carry out one action; the answer is an error message for the model, or "" when it went through."""
+        tab = self._tab
+        page = tab.page
+        before, tabs_before = tab.pending_navigations, len(self._tabs)
+        try:
+            if action.kind in ("click", "hover", "type"):
+                assert action.element_id is not None
+                point = await self._box(tab, action.element_id)
+                if isinstance(point, str):
+                    return point
+                if action.kind == "hover":
+                    await page.mouse.move(*point)
+                    return ""
+                await page.mouse.click(*point)
+                if action.kind == "type":
+                    await page.keyboard.type(action.text)
+                    if action.enter:
+                        await page.keyboard.press("Enter")
+            elif action.kind == "press":
+                await page.keyboard.press(action.text.strip())
+            elif action.kind == "scroll":
+                sign = "-" if action.text == "up" else ""
+                await page.evaluate(f"window.scrollBy(0, {sign}window.innerHeight)")
+            elif action.kind == "goto":
+                return await self._goto(page, action.text.strip())
+            elif action.kind in ("go_back", "go_forward"):
+                move = page.go_back if action.kind == "go_back" else page.go_forward
+                if await move(wait_until="load") is None:
+                    return f"{action.kind} did nothing: there is no page to go {action.kind[3:]} to in this tab"
+            elif action.kind == "new_tab":
+                new = await self._context.new_page()
+                self._current = self._index_of(new)
+            elif action.kind == "tab_focus":
+                assert action.index is not None
+                if not 0 <= action.index < len(self._tabs):
+                    return f"there is no tab {action.index}; the open tabs are 0 to {len(self._tabs) - 1}"
+                self._current = action.index
+                await self._tab.page.bring_to_front()
+            elif action.kind == "close_tab":
+                self._tabs.pop(self._current)
+                await page.close()
+                if not self._tabs:  # as WebArena: closing the last tab leaves a blank one
+                    self._index_of(await self._context.new_page())
+                self._current = len(self._tabs) - 1
+                await self._tab.page.bring_to_front()
+        except Exception as exc:
+            if self._dead():
+                raise BrowserCrashed(
+                    f"the browser of this session died ({_first_line(exc)}); create a new session"
+                ) from exc
+            return f"{action.kind} failed: {_first_line(exc)}"
+        if action.kind in ("click", "type", "press"):
+            await self._settle(tab, before, tabs_before)
+        return ""
+
+    async def _snapshot(self) -> tuple[list[tuple[str, bool]], str, str]:
+        tab = self._tab
+        titles = []
+        for i, other in enumerate(self._tabs):
+            try:
+                titles.append((await other.page.title(), i == self._current))
+            except Exception:
+                if self._dead():
+                    raise
+                titles.append(("", i == self._current))
+        cdp = await self._context.new_cdp_session(tab.page)
+        try:
+            nodes = (await cdp.send("Accessibility.getFullAXTree", {}))["nodes"]
+        finally:
+            await _detach(cdp)
+        tree, tab.shown = render(nodes, tab.ids)
+        return titles, clean(tree), tab.page.url
+
+    def _observation(self, previous: str, error: str = "") -> str:
+        assert self._task is not None
+        titles, tree, url = self._run(self._snapshot())
+        # WebArena's header: "Tab 0 (current): title | Tab 1: title", a blank line, then the tree.
+        tabs = " | ".join(
+            f"Tab {i}{' (current)' if current else ''}: {title}" for i, (title, current) in enumerate(titles)
+        )
+        content = truncate(f"{tabs}\n\n{tree}", self.max_obs_chars)
+        text = (
+            f"OBSERVATION:\n{content}\nURL: {url}\nOBJECTIVE: {self._task.intent}\n"
+            f"PREVIOUS ACTION: {previous or 'None'}"
+        )
+        if error:
+            text += f"\nTHE PREVIOUS ACTION FAILED: {error}"
+        return text
+
+    def _stop(self, action: BrowserAction) -> StepTuple:
+        assert self._task is not None
+        self._done = True
+        verdict = evaluate(self._task, answer=action.text, page=_SyncPage(self), judge=self.judge)
+        info = {**self._info(), **_verdict_info(verdict)}
+        reward = float(verdict.score or 0.0)
+        if verdict.score is None:
+            text = "The episode ended; it could not be evaluated: " + "; ".join(verdict.not_evaluated)
+        else:
+            text = f"The episode ended with score {reward:g}."
+        return text, reward, True, False, info
+
+    def _info(self) -> dict[str, Any]:
+        assert self._task is not None
+        info: dict[str, Any] = {"task_id": self._task.task_id, "steps": self._steps, "tabs": len(self._tabs)}
+        if self._tabs:
+            info["url"] = self._tab.page.url
+        if self._notes:
+            info["notes"] = list(self._notes)
+        return info
+
+
+def _verdict_info(verdict: Verdict) -> dict[str, Any]:
+    checks = [{k: v for k, v in c.items() if k in ("type", "check", "score", "reason")} for c in verdict.checks]
+    if verdict.score is None:
+        # Neither won nor lost: the hub must not count it either way (docs: "never silently passed or failed").
+        return {"score": None, "not_evaluated": verdict.not_evaluated, "checks": checks}
+    return {"score": verdict.score, "won": verdict.score >= 1.0, "checks": checks}
+
+
+class _SyncPage:
+    """The session's current page as the evaluators' synchronous ``Page``; calls go to the browser thread."""
+
+    def __init__(self, env: WebArenaEnv) -> None:
+        self._env = env
+
+    @property
+    def _page(self) -> Any:
+        return self._env._tab.page
+
+    @property
+    def url(self) -> str:
+        return str(self._page.url)
+
+    def goto(self, url: str) -> Any:
+        return self._env._run(self._page.goto(url, wait_until="load"))
+
+    def evaluate(self, expression: str) -> Any:
+        return self._env._run(self._page.evaluate(expression))
+
+    def content(self) -> str:
+        return str(self._env._run(self._page.content()))
+
+
+async def _detach(cdp: Any) -> None:
+    with contextlib.suppress(Exception):  # the page is gone with its session
+        await cdp.detach()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
