@@ -105,6 +105,10 @@ def test_sampling_is_seeded_and_bounded(tmp_path: Path) -> None:
     assert all(1 <= len(s.token_ids) <= 6 and len(s.logprobs) == len(s.token_ids) for s in a)
     assert all(s.finish_reason == "stop" or len(s.token_ids) == 6 for s in a)
     assert all(lp <= 0 for s in a for lp in s.logprobs)
+    # A request's own stop ids and min_tokens, as an engine honours them.
+    other = first.tokenizer.convert_tokens_to_ids("<|im_start|>")
+    strict = first.sample(prompt, 6, stop_token_ids=[other], min_tokens=6)
+    assert strict.stop_token_ids == (other,) and len(strict.token_ids) == 6 and other not in strict.token_ids
     with pytest.raises(ValueError, match="max_tokens must be >= 1"):
         first.sample(prompt, 0)
     with pytest.raises(ValueError, match="temperature must be > 0"):

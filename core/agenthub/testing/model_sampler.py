@@ -37,6 +37,7 @@ class Sample:
     token_ids: list[int]
     logprobs: list[float]
     finish_reason: str  # "stop" (ended on a stop token, which is included) or "length"
+    stop_token_ids: tuple[int, ...] = ()  # what could end it
 
 
 @dataclass
@@ -73,8 +74,20 @@ class ModelSampler:
         self._lock = threading.Lock()
         self._calls = 0
 
-    def sample(self, prompt_ids: Sequence[int], max_tokens: int, *, temperature: float = 1.0) -> Sample:
-        """Sample one turn after ``prompt_ids``: at most ``max_tokens`` ids, ending at the first stop id."""
+    def sample(
+        self,
+        prompt_ids: Sequence[int],
+        max_tokens: int,
+        *,
+        temperature: float = 1.0,
+        stop_token_ids: Sequence[int] | None = None,
+        min_tokens: int = 0,
+    ) -> Sample:
+        """Sample one turn after ``prompt_ids``: at most ``max_tokens`` ids, ending at the first stop id.
+
+        ``stop_token_ids`` replaces the sampler's stop ids for this call (an engine request's own stop ids);
+        ``min_tokens`` keeps stop ids from being sampled before that many tokens (vLLM's ``min_tokens``).
+        """
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
         if temperature <= 0:
@@ -88,38 +101,50 @@ class ModelSampler:
             if self.threads is not None:
                 torch.set_num_threads(self.threads)
             try:
-                ids, logprobs, reason = self._sample(list(prompt_ids), max_tokens, temperature, generator)
+                stops = self.stops if stop_token_ids is None else sorted({int(t) for t in stop_token_ids})
+                ids, logprobs, reason = self._sample(
+                    list(prompt_ids), max_tokens, temperature, generator, stops, min_tokens
+                )
             finally:
                 torch.set_num_threads(previous_threads)
-            result = Sample(list(prompt_ids), ids, logprobs, reason)
+            result = Sample(list(prompt_ids), ids, logprobs, reason, tuple(stops))
             self.samples.append(result)
             return result
 
     def _sample(
-        self, context: list[int], max_tokens: int, temperature: float, generator: Any
+        self,
+        context: list[int],
+        max_tokens: int,
+        temperature: float,
+        generator: Any,
+        stops: list[int],
+        min_tokens: int,
     ) -> tuple[list[int], list[float], str]:
         torch = self._torch
         ids: list[int] = []
         logprobs: list[float] = []
         with torch.no_grad():
-            for _ in range(max_tokens):
+            for position in range(max_tokens):
                 # The whole context each token, no KV cache: the cache's keyword differs across the
                 # transformers versions the trainer venvs pin, and a tiny model makes this cheap.
                 out = self.model(input_ids=torch.tensor([context], dtype=torch.long), use_cache=False)
                 logits = out.logits[0, -1].float() / temperature
-                logits[self.stops] += self.stop_bias
+                if stops:
+                    logits[stops] += self.stop_bias
+                    if position < min_tokens:
+                        logits[stops] = float("-inf")
                 distribution = torch.log_softmax(logits, dim=-1)
                 token = int(torch.multinomial(distribution.exp(), 1, generator=generator))
                 ids.append(token)
                 logprobs.append(round(float(distribution[token]), 6))
-                if token in self.stops:
+                if token in stops:
                     return ids, logprobs, "stop"
                 context.append(token)
         return ids, logprobs, "length"
 
     def non_canonical(self) -> list[Sample]:
         """The samples so far whose ids (stop token aside) are not what the tokenizer makes of their text."""
-        return [s for s in self.samples if not is_canonical(self.tokenizer, s.token_ids, self.stops)]
+        return [s for s in self.samples if not is_canonical(self.tokenizer, s.token_ids, s.stop_token_ids)]
 
 
 def is_canonical(tokenizer: Any, token_ids: Sequence[int], stop_token_ids: Sequence[int] = ()) -> bool:
