@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +40,12 @@ GROUP = 2
 TASKS = [Task(env="trail", task_id=i, split="train") for i in (3, 5, 7)]
 
 
-@pytest.fixture(scope="module")
-def trail_url() -> Iterator[str]:
-    with LocalServer("trail") as server:
-        yield server.url
+@pytest.fixture
+def trail_url(trail_server: LocalServer) -> str:
+    return trail_server.url
 
 
-@pytest.fixture(scope="module", params=["chatml", "qwen3"])
+@pytest.fixture(scope="session", params=["chatml", "qwen3"])
 def model_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp(f"tiny-{request.param}"), template=request.param)
 
