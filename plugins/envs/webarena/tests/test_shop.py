@@ -46,11 +46,11 @@ def add(session: str, product_id: int, qty: int = 1, **options: str) -> httpx.Re
         ("/search?q=acme+hoodie", "results for &quot;acme hoodie&quot;"),
         ("/search?q=acme+hoodie&sort=price_asc&page=1", "Page 1 of"),
         ("/category/clothing?sort=price_desc&page=2", "Page 2 of"),
-        ("/product/10", "Add to Cart"),
+        ("/product/00010", "Add to Cart"),
         ("/cart", "Your cart is empty."),
         ("/checkout", "add a product before checking out"),
-        ("/orders", "Order #5"),
-        ("/orders/1", 'id="order-details"'),
+        ("/orders", "Order #000000005"),
+        ("/orders/000000001", 'id="order-details"'),
         ("/account", "Emma Lopez"),
     ],
 )
@@ -89,11 +89,11 @@ def test_cart_checkout_and_account_forms(session: str) -> None:
     placed = http.post(
         f"{session}/checkout", data={"name": "Emma Lopez", "address": "1 Main St", "shipping": "Express"}
     )
-    assert placed.status_code == 303 and placed.headers["location"].endswith("/orders/6")
-    order = http.get(f"{session}/orders/6").text
+    assert placed.status_code == 303 and placed.headers["location"].endswith("/orders/000000006")
+    order = http.get(f"{session}/orders/000000006").text
     assert "Shipping: Express" in order and "Status: Pending" in order and "Color: Blue" in order
     assert "Your cart is empty." in http.get(f"{session}/cart").text
-    assert shop_helpers(session)["shopping_get_latest_order_url"]() == f"{session}/orders/6"
+    assert shop_helpers(session)["shopping_get_latest_order_url"]() == f"{session}/orders/000000006"
     http.post(f"{session}/account", data={"phone": "555-9999"})
     assert "Phone: 555-9999" in http.get(f"{session}/account").text
 
@@ -106,7 +106,7 @@ def test_sessions_are_isolated_and_reset_restores_the_template(shop: str) -> Non
         assert shop_helpers(two)["shopping_get_cart_contents"]() == ""
         reset_session_site(one)
         assert shop_helpers(one)["shopping_get_cart_contents"]() == ""
-        assert "Order #5" in http.get(f"{one}/orders").text  # the seeded order history is back
+        assert "Order #000000005" in http.get(f"{one}/orders").text  # the seeded order history is back
     finally:
         close_session_site(one)
         close_session_site(two)

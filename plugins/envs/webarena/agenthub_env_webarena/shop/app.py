@@ -1,5 +1,9 @@
 """The built-in shop: FastAPI, server-rendered HTML, SQLite; one process serves many isolated sessions.
 
+Product and order numbers in URLs have a fixed width (``/product/00042``, ``/orders/000000007``, order
+numbers as Magento writes them), so that under WebArena's substring rule for ``url_match`` the reference
+``/product/4`` can never be matched by ``/product/42``.
+
 Every page of a session lives under ``/s/<token>/``, so a session's base URL is what WebArena calls the
 ``shopping`` site and task configs address it through ``__SHOPPING__``. The catalogue is one read-only
 SQLite database shared by all sessions; a session's own state (cart, orders, account) is an in-memory
@@ -203,7 +207,7 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
 
     def product_list(token: str, rows: list[sqlite3.Row]) -> str:
         items = "".join(
-            f'<li><a href="/s/{token}/product/{r["id"]}">{e(r["name"])}</a> {price(r["price_cents"])}'
+            f'<li><a href="/s/{token}/product/{r["id"]:05d}">{e(r["name"])}</a> {price(r["price_cents"])}'
             f" (rating {r['rating']}, {r['reviews']} reviews)</li>"
             for r in rows
         )
@@ -434,7 +438,7 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
         if not rows:
             return page(token, "Shopping Cart", '<section id="cart"><p>Your cart is empty.</p></section>')
         items = "".join(
-            f'<li><a href="/s/{token}/product/{p["id"]}">{e(p["name"])}</a><ul>{format_options(o)}'
+            f'<li><a href="/s/{token}/product/{p["id"]:05d}">{e(p["name"])}</a><ul>{format_options(o)}'
             f"<li>Qty: {i['qty']}</li><li>Price: {price(p['price_cents'])}</li></ul>"
             f'<form method="post" action="/s/{token}/cart/remove"><input type="hidden" name="item_id" '
             f'value="{i["id"]}"><button type="submit">Remove {e(p["name"])}</button></form></li>'
@@ -503,7 +507,7 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
         )
         db.execute("DELETE FROM cart")
         db.commit()
-        return RedirectResponse(f"/s/{token}/orders/{cur.lastrowid}", status_code=303)
+        return RedirectResponse(f"/s/{token}/orders/{cur.lastrowid:09d}", status_code=303)
 
     @app.get("/s/{token}/orders")
     async def orders(token: str) -> HTMLResponse:
@@ -511,7 +515,7 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
             return unknown(token)
         rows = shop.sessions[token].execute("SELECT * FROM orders ORDER BY id DESC").fetchall()
         items = "".join(
-            f'<tr><td><a href="/s/{token}/orders/{o["id"]}">Order #{o["id"]}</a></td><td>{e(o["status"])}</td>'
+            f'<tr><td><a href="/s/{token}/orders/{o["id"]:09d}">Order #{o["id"]:09d}</a></td><td>{e(o["status"])}</td>'
             f"<td>{price(o['total_cents'])}</td></tr>"
             for o in rows
         )
@@ -526,9 +530,9 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
         db = shop.sessions[token]
         row = db.execute("SELECT * FROM orders WHERE id = ?", (oid,)).fetchone()
         if row is None:
-            return page(token, "Order not found", f"<p>No order #{oid}; see My Orders for your orders.</p>", 404)
+            return page(token, "Order not found", f"<p>No order #{oid:09d}; see My Orders for your orders.</p>", 404)
         items = "".join(
-            f'<li>Product: <a href="/s/{token}/product/{i["product_id"]}">{e(i["name"])}</a><ul>'
+            f'<li>Product: <a href="/s/{token}/product/{i["product_id"]:05d}">{e(i["name"])}</a><ul>'
             f"{format_options(decode_options(i['options']))}<li>Qty: {i['qty']}</li>"
             f"<li>Price: {price(i['price_cents'])}</li></ul></li>"
             for i in db.execute("SELECT * FROM order_items WHERE order_id = ?", (oid,)).fetchall()
@@ -538,7 +542,7 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
             f"<p>Ship to: {e(row['name'])}, {e(row['address'])}</p><ul>{items}</ul>"
             f"<p>Total: {price(row['total_cents'])}</p></section>"
         )
-        return page(token, f"Order #{oid}", body)
+        return page(token, f"Order #{oid:09d}", body)
 
     @app.get("/s/{token}/account")
     async def account(token: str, request: Request) -> HTMLResponse:
@@ -578,7 +582,7 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
         if token not in shop.sessions:
             return unknown(token)
         row = shop.sessions[token].execute("SELECT max(id) FROM orders").fetchone()
-        return JSONResponse({"url": f"{str(request.base_url).rstrip('/')}/s/{token}/orders/{row[0]}"})
+        return JSONResponse({"url": f"{str(request.base_url).rstrip('/')}/s/{token}/orders/{row[0]:09d}"})
 
     @app.get("/s/{token}/api/cart", response_model=None)
     async def cart_api(token: str) -> Response:

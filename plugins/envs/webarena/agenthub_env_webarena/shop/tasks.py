@@ -111,7 +111,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 1,
                 {"product": p["name"]},
                 {"must_include": [price(p["price_cents"])[1:]]},
-                f"/product/{p['id']}",
+                f"/product/{p['id']:05d}",
                 price(p["price_cents"]),
             )
         )
@@ -123,7 +123,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 2,
                 {"product": p["name"]},
                 {"must_include": [n]},
-                f"/product/{p['id']}",
+                f"/product/{p['id']:05d}",
                 n,
             )
         )
@@ -134,7 +134,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 3,
                 {"product": p["name"]},
                 {"must_include": [rating(p)]},
-                f"/product/{p['id']}",
+                f"/product/{p['id']:05d}",
                 rating(p),
             )
         )
@@ -146,7 +146,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 4,
                 {"product": p["name"]},
                 {"exact_match": yes},
-                f"/product/{p['id']}",
+                f"/product/{p['id']:05d}",
                 yes,
             )
         )
@@ -205,9 +205,9 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
             _answer(
                 "What is the status of my order #{order}?",
                 8,
-                {"order": oid},
+                {"order": f"{oid:09d}"},
                 {"must_include": [status]},
-                f"/orders/{oid}",
+                f"/orders/{oid:09d}",
                 status,
             )
         )
@@ -215,9 +215,9 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
             _answer(
                 "How much did I pay in total for order #{order}?",
                 9,
-                {"order": oid},
+                {"order": f"{oid:09d}"},
                 {"must_include": [total[1:]]},
-                f"/orders/{oid}",
+                f"/orders/{oid:09d}",
                 total,
             )
         )
@@ -225,7 +225,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
     # -- navigation (url_match) ------------------------------------------------------------------------
     for p in sample(products, 30):
         tasks.append(
-            _navigate("Go to the product page of the {product}.", 10, {"product": p["name"]}, f"/product/{p['id']}")
+            _navigate("Go to the product page of the {product}.", 10, {"product": p["name"]}, f"/product/{p['id']:05d}")
         )
     for slug, name in categories.items():
         tasks.append(
@@ -251,7 +251,9 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
             )
         )
     for oid in range(1, len(SEEDED_ORDERS) + 1):
-        tasks.append(_navigate("Open the details of my order #{order}.", 14, {"order": oid}, f"/orders/{oid}"))
+        tasks.append(
+            _navigate("Open the details of my order #{order}.", 14, {"order": f"{oid:09d}"}, f"/orders/{oid:09d}")
+        )
 
     # -- state changes (program_html) ------------------------------------------------------------------
     def choose(p: dict[str, Any]) -> dict[str, str]:
@@ -285,7 +287,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 {
                     "kind": "add_to_cart",
                     "product_id": p["id"],
-                    "path": f"/product/{p['id']}",
+                    "path": f"/product/{p['id']:05d}",
                     "options": options,
                     "qty": 1,
                 },
@@ -313,7 +315,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 {
                     "kind": "add_to_cart",
                     "product_id": p["id"],
-                    "path": f"/product/{p['id']}",
+                    "path": f"/product/{p['id']:05d}",
                     "options": options,
                     "qty": qty,
                 },
@@ -343,7 +345,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 {
                     "kind": "place_order",
                     "product_id": p["id"],
-                    "path": f"/product/{p['id']}",
+                    "path": f"/product/{p['id']:05d}",
                     "options": options,
                     "qty": 1,
                     "shipping": shipping,
