@@ -18,7 +18,9 @@ import contextlib
 import json
 import os
 import random
-from collections.abc import Mapping
+import re
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from agenthub.types import Action, TaskId, TaskSplit
 from agenthub_env_webarena.accessibility import IdMap, clean, render, truncate
 from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse_action
 from agenthub_env_webarena.browser import BrowserCrashed, BrowserHost, shared_host
-from agenthub_env_webarena.evaluators import Verdict, evaluate
+from agenthub_env_webarena.evaluators import Helper, Verdict, evaluate
 from agenthub_env_webarena.judge import OpenAIJudge
 from agenthub_env_webarena.task_config import TaskConfigError, WebArenaTask, fill_task, load_tasks, site_urls
 
@@ -54,6 +56,23 @@ _BOX_JS = """function () {
     r = range.getBoundingClientRect(); } else { r = el.getBoundingClientRect(); }
   return [r.x, r.y, r.width, r.height];
 }"""
+
+
+_SHOP_SESSION = re.compile(r"^https?://[^/]+/s/[^/]+/?$")
+_shop: tuple[str, Callable[[], None]] | None = None
+_shop_lock = threading.Lock()
+
+
+def builtin_shop_url() -> str:
+    """The built-in shop of this server process, started on first use in a child process that dies with it."""
+    global _shop
+    with _shop_lock:
+        if _shop is None:
+            from agenthub_env_webarena.shop import start_shop
+
+            # A process of its own: the site must not share the env server's GIL.
+            _shop = start_shop(process=True)
+        return _shop[0]
 
 
 def resolve_tasks_dir(tasks: str | os.PathLike[str] | None) -> Path:
@@ -179,6 +198,8 @@ class WebArenaEnv:
         self._steps = 0
         self._done = False
         self._notes: list[str] = []
+        self._shop_site: str | None = None
+        """This session's own site on the built-in shop (fresh state per reset), when no shopping URL is set."""
 
     # -- the protocol ---------------------------------------------------------------------
 
@@ -195,7 +216,7 @@ class WebArenaEnv:
                 f"unknown webarena task {task_id!r}: {self.tasks_dir} holds {len(known)} tasks, ids "
                 f"{known[0]} to {known[-1]}"
             )
-        task = fill_task(self.tasks[task_id], self.urls)  # a site with no URL is refused here, naming the setting
+        task = fill_task(self.tasks[task_id], self._site_urls(self.tasks[task_id]))  # a missing site is refused
         self._close_context()
         self._task, self._steps, self._done, self._notes = task, 0, False, []
         self._run(self._open(task))
@@ -227,6 +248,35 @@ class WebArenaEnv:
     def close(self) -> None:
         self._close_context()
         self._task = None
+        site, self._shop_site = self._shop_site, None
+        if site is not None:
+            from agenthub_env_webarena.shop import close_session_site
+
+            with contextlib.suppress(Exception):  # the shop is gone with the server: nothing to free
+                close_session_site(site)
+
+    # -- sites ----------------------------------------------------------------------------------
+
+    def _site_urls(self, task: WebArenaTask) -> dict[str, str]:
+        """The sites' URLs; ``shopping``, when not configured, is this session's site on the built-in shop."""
+        if "shopping" in self.urls or "__SHOPPING__" not in json.dumps(task.raw):
+            return self.urls
+        from agenthub_env_webarena.shop import new_session_site, reset_session_site
+
+        if self._shop_site is None:
+            self._shop_site = new_session_site(builtin_shop_url())
+        else:
+            reset_session_site(self._shop_site)  # copy-on-reset: the template state again
+        return {**self.urls, "shopping": self._shop_site.rstrip("/")}
+
+    def _helpers(self) -> dict[str, Helper]:
+        """The ``func:`` helpers of the shop the task runs on, when it is the built-in shop."""
+        site = self._shop_site or self.urls.get("shopping", "")
+        if not _SHOP_SESSION.match(site):
+            return {}
+        from agenthub_env_webarena.shop import shop_helpers
+
+        return shop_helpers(site)
 
     # -- the browser side -------------------------------------------------------------------
 
@@ -274,16 +324,18 @@ class WebArenaEnv:
 
     async def _open(self, task: WebArenaTask) -> None:
         options: dict[str, Any] = {"viewport": self.viewport}
+        # As WebArena: a config's storage_state (its .auth/*.json cookies) logs the context in; require_login
+        # alone does nothing (the built-in shop needs no login).
         state = task.raw.get("storage_state")
-        if task.require_login:
-            path = (self.auth_dir / str(state)).resolve() if state else None
-            if path is not None and path.is_file():
-                options["storage_state"] = str(path)  # WebArena's logged-in cookies for that site
+        if state:
+            path = Path(str(state)) if Path(str(state)).is_absolute() else self.auth_dir / str(state)
+            if path.is_file():
+                options["storage_state"] = str(path)
             else:
                 self._notes.append(
-                    f"task {task.task_id} requires login but no storage state was found "
-                    f"({path or 'no storage_state in the config'}); it starts logged out. Put WebArena's .auth "
-                    "files under env_kwargs.auth_dir"
+                    f"task {task.task_id} names storage_state {state!r} but {path} does not exist; it starts "
+                    "logged out. Put WebArena's .auth files under env_kwargs.auth_dir (generate them with "
+                    "WebArena's browser_env/auto_login.py)"
                 )
         self._context_closed = False
         self._context = await self.host.new_context(**options)
@@ -459,7 +511,9 @@ class WebArenaEnv:
     def _stop(self, action: BrowserAction) -> StepTuple:
         assert self._task is not None
         self._done = True
-        verdict = evaluate(self._task, answer=action.text, page=_SyncPage(self), judge=self.judge)
+        verdict = evaluate(
+            self._task, answer=action.text, page=_SyncPage(self), judge=self.judge, helpers=self._helpers()
+        )
         info = {**self._info(), **_verdict_info(verdict)}
         reward = float(verdict.score or 0.0)
         if verdict.score is None:

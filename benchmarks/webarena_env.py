@@ -1,0 +1,223 @@
+"""The ``webarena`` env through the service: latency, memory per session, scaling, and leak-freedom.
+
+Starts ``agenthub serve env=webarena`` (a child process; the built-in shop and its task set, Debian's
+Chromium) and measures, over HTTP as a trainer sees it:
+
+- reset latency (``POST /v1/sessions``: a new browser context, the start page, its accessibility tree);
+- step latency: ``scroll [down]`` (no navigation) and a ``click`` on a link (a page load);
+- memory per open session: the PSS (shared pages split between their processes) of the server's whole
+  process tree (server, Playwright driver, Chromium and its renderers, the shop), N sessions open, per session;
+- sessions per server at which step latency doubles: k sessions stepping at once, k = 1, 2, 4, ...;
+- memory over create/close cycles (1,000 by default): browser contexts must not leak.
+
+    python benchmarks/webarena_env.py            # the full run (several minutes on an idle machine)
+    python benchmarks/webarena_env.py --quick    # small counts: shows it works, measures little
+
+The full run refuses to start when the load average is over the core count (the numbers would measure
+the neighbours); ``--force`` runs it anyway and records the load. Writes benchmarks/results/webarena_env.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from agenthub.service.launcher import LocalServer
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+TASK_ID_SPLIT = "test"
+
+
+def tree_pids(pid: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [p for p, pp in parents.items() if pp == parent]
+        found.update(children)
+        frontier.extend(children)
+    return found
+
+
+def tree_rss_mb(pid: int) -> float:
+    """PSS of the process tree: each shared page (Chromium's many processes share most) counted once in all."""
+    total = 0
+    for p in tree_pids(pid):
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return round(total / 1024, 1)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    ms = [v * 1000 for v in values]
+    return {"n": len(ms), "mean_ms": round(statistics.mean(ms), 1), "p50_ms": round(pct(ms, 0.5), 1),
+            "p90_ms": round(pct(ms, 0.9), 1)}  # fmt: skip
+
+
+class Bench:
+    def __init__(self, http: httpx.Client, task_ids: list[int]) -> None:
+        self.http = http
+        self.task_ids = task_ids
+
+    def create(self, i: int = 0) -> dict[str, Any]:
+        answer = self.http.post("/v1/sessions", json={"task_id": self.task_ids[i % len(self.task_ids)]})
+        answer.raise_for_status()
+        return dict(answer.json())
+
+    def step(self, sid: str, action: str) -> dict[str, Any]:
+        answer = self.http.post(f"/v1/sessions/{sid}/step", json={"action": action})
+        answer.raise_for_status()
+        return dict(answer.json())
+
+    def close(self, sid: str) -> None:
+        self.http.delete(f"/v1/sessions/{sid}")
+
+
+def link_id(observation: str) -> str:
+    match = re.search(r"\[(\d+)\] link '(?:Clothing|Shoes|Electronics|Books)'", observation)
+    assert match, "no category link on the start page"
+    return match.group(1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small counts, for a smoke run")
+    parser.add_argument("--force", action="store_true", help="run the full benchmark even on a loaded machine")
+    parser.add_argument("--cycles", type=int, default=None, help="create/close cycles (default 1000, quick 50)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "webarena_env.json")
+    args = parser.parse_args()
+    cores = os.cpu_count() or 1
+    load = os.getloadavg()[0]
+    if not args.quick and not args.force and load > cores:
+        print(
+            f"load average {load:.1f} on {cores} cores: the full run would measure the neighbours; run it on an "
+            "idle machine, or pass --force (the load is recorded) or --quick",
+            file=sys.stderr,
+        )
+        return 2
+    n_lat = 5 if args.quick else 30
+    open_counts = [1, 4] if args.quick else [1, 4, 8, 16]
+    levels = [1, 2, 4] if args.quick else [1, 2, 4, 8, 16]
+    cycles = args.cycles or (50 if args.quick else 1000)
+    result: dict[str, Any] = {
+        "benchmark": "webarena_env",
+        "quick": args.quick,
+        "machine": {"cores": cores, "python": platform.python_version(), "load_avg_start": round(load, 2)},
+    }
+    started = time.perf_counter()
+    with (
+        LocalServer("webarena", overrides={"max_sessions": 64, "ttl": 3600}) as server,
+        httpx.Client(base_url=server.url, timeout=300) as http,
+    ):
+        task_ids = http.get("/v1/tasks", params={"split": TASK_ID_SPLIT}).json()["ids"]
+        bench = Bench(http, task_ids)
+        bench.close(bench.create()["session_id"])  # the first session starts the browser and the shop
+        result["idle_server_mb"] = tree_rss_mb(server.pid)
+
+        resets, scrolls, clicks = [], [], []
+        for i in range(n_lat):
+            t0 = time.perf_counter()
+            session = bench.create(i)
+            resets.append(time.perf_counter() - t0)
+            sid = session["session_id"]
+            for action in ("scroll [down]", "scroll [up]"):
+                t0 = time.perf_counter()
+                bench.step(sid, action)
+                scrolls.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            bench.step(sid, f"click [{link_id(session['observation'])}]")
+            clicks.append(time.perf_counter() - t0)
+            bench.close(sid)
+        result["latency"] = {"reset": summary(resets), "step_scroll": summary(scrolls), "step_click": summary(clicks)}
+        print("latency", json.dumps(result["latency"]), flush=True)
+
+        memory = []
+        base = tree_rss_mb(server.pid)
+        for count in open_counts:
+            sids = [bench.create(i)["session_id"] for i in range(count)]
+            time.sleep(1)
+            used = tree_rss_mb(server.pid)
+            memory.append({"open_sessions": count, "tree_mb": used, "per_session_mb": round((used - base) / count, 1)})
+            for sid in sids:
+                bench.close(sid)
+        result["memory_per_session"] = {"idle_tree_mb": base, "by_open_sessions": memory}
+        print("memory", json.dumps(memory), flush=True)
+
+        scaling = []
+        for k in levels:
+            sids = [bench.create(i)["session_id"] for i in range(k)]
+            steps_each = 4 if args.quick else 10
+
+            def drive(sid: str, steps: int = steps_each) -> list[float]:
+                times = []
+                for j in range(steps):
+                    t0 = time.perf_counter()
+                    bench.step(sid, "scroll [down]" if j % 2 == 0 else "scroll [up]")
+                    times.append(time.perf_counter() - t0)
+                return times
+
+            with ThreadPoolExecutor(k) as pool:
+                latencies = [t for times in pool.map(drive, sids) for t in times]
+            scaling.append({"sessions": k, **summary(latencies)})
+            for sid in sids:
+                bench.close(sid)
+        first = scaling[0]["mean_ms"]
+        doubled = next((row["sessions"] for row in scaling if row["mean_ms"] >= 2 * first), None)
+        result["scaling"] = {"by_concurrent_sessions": scaling, "latency_doubles_at_sessions": doubled}
+        print("scaling", json.dumps(result["scaling"]), flush=True)
+
+        samples = []
+        every = max(1, cycles // 10)
+        t0 = time.perf_counter()
+        for i in range(cycles):
+            bench.close(bench.create(i)["session_id"])
+            if i % every == 0 or i == cycles - 1:
+                samples.append(
+                    {"cycle": i + 1, "tree_mb": tree_rss_mb(server.pid), "processes": len(tree_pids(server.pid))}
+                )
+        later = samples[len(samples) // 2 :]
+        result["create_close_cycles"] = {
+            "cycles": cycles,
+            "seconds": round(time.perf_counter() - t0, 1),
+            "samples": samples,
+            "growth_mb_second_half": round(later[-1]["tree_mb"] - later[0]["tree_mb"], 1),
+            "processes_first_last": [samples[0]["processes"], samples[-1]["processes"]],
+        }
+        print("cycles", json.dumps(result["create_close_cycles"]), flush=True)
+    result["machine"]["load_avg_end"] = round(os.getloadavg()[0], 2)
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
