@@ -18,6 +18,7 @@ class SampledCall:
     input_ids: list[int]
     max_new_tokens: int
     stop_token_ids: list[int]
+    stops: list[int]  # what could end the turn: the request's stop ids and the model's eos
     temperature: float
     response: ModelResponse
 
@@ -33,8 +34,9 @@ class SamplingEngine(InferenceEngine):  # type: ignore[misc]
     unchanged. It does what ``RemoteInfEngine.agenerate`` does with a request:
     the turn's token budget is ``min(gconfig.max_tokens - len(input_ids),
     gconfig.max_new_tokens)`` (non-positive is an error), the turn ends at the
-    first of ``gconfig.stop_token_ids`` (which is kept, as SGLang returns it) at
-    ``gconfig.temperature``, and the answer is AReaL's ``ModelResponse`` with
+    first of ``gconfig.stop_token_ids`` or the model's eos (unless
+    ``ignore_eos``), the stop id kept as SGLang returns it, no stop before
+    ``gconfig.min_new_tokens``, sampled at ``gconfig.temperature``; the answer is AReaL's ``ModelResponse`` with
     ``input_tokens``, ``output_tokens``, per-token ``output_logprobs``, every
     token stamped with the current weight version in ``output_versions``, and
     ``stop_reason`` "stop" or "length". ``top_p``/``top_k`` are not applied (the
@@ -63,18 +65,22 @@ class SamplingEngine(InferenceEngine):  # type: ignore[misc]
             raise ValueError(f"agenerate takes n_samples=1 (as AReaL's engines do), got {gconfig.n_samples}")
         if gconfig.greedy or gconfig.top_p < 1.0 or gconfig.top_k < len(self.sampler.tokenizer):
             raise ValueError("SamplingEngine samples the whole vocabulary: greedy, top_p and top_k are not supported")
-        if sorted(set(gconfig.stop_token_ids)) != self.sampler.stops:
-            raise ValueError(
-                f"the request stops at {sorted(set(gconfig.stop_token_ids))} but the sampler at "
-                f"{self.sampler.stops}: build the ModelSampler with the workflow's stop ids"
-            )
         max_new_tokens = min(gconfig.max_tokens - len(req.input_ids), gconfig.max_new_tokens)
         if max_new_tokens <= 0:
             raise RuntimeError(
                 f"max_new_tokens ({max_new_tokens}) is non-positive! max_tokens={gconfig.max_tokens}, "
                 f"prompt_len={len(req.input_ids)}, max_new_tokens={gconfig.max_new_tokens}."
             )
-        sample = self.sampler.sample(list(req.input_ids), max_new_tokens, temperature=gconfig.temperature)
+        # SGLang and vLLM stop at the model's eos besides the request's stop ids, unless told to ignore it.
+        eos = [] if gconfig.ignore_eos else [self.sampler.tokenizer.eos_token_id]
+        stops = sorted({*gconfig.stop_token_ids, *eos})
+        sample = self.sampler.sample(
+            list(req.input_ids),
+            max_new_tokens,
+            temperature=gconfig.temperature,
+            stop_token_ids=stops,
+            min_tokens=gconfig.min_new_tokens,
+        )
         response = ModelResponse(
             input_tokens=list(req.input_ids),
             output_tokens=list(sample.token_ids),
@@ -89,6 +95,7 @@ class SamplingEngine(InferenceEngine):  # type: ignore[misc]
                 list(req.input_ids),
                 max_new_tokens,
                 list(gconfig.stop_token_ids),
+                stops,
                 gconfig.temperature,
                 response,
             )
@@ -103,5 +110,5 @@ class SamplingEngine(InferenceEngine):  # type: ignore[misc]
 
     def non_canonical(self) -> list[SampledCall]:
         """The calls whose answer a decode and re-encode would change."""
-        tokenizer, stops = self.sampler.tokenizer, self.sampler.stops
-        return [c for c in self.calls if not is_canonical(tokenizer, c.response.output_tokens, stops)]
+        tokenizer = self.sampler.tokenizer
+        return [c for c in self.calls if not is_canonical(tokenizer, c.response.output_tokens, c.stops)]

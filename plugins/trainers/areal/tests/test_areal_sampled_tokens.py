@@ -30,7 +30,6 @@ from areal.api.io_struct import ModelRequest
 from areal.infra import check_trajectory_format
 from areal.infra.remote_inf_engine import GroupedRolloutWorkflow
 from sampling_engine import SamplingEngine
-from transformers import AutoTokenizer
 
 from agenthub_trainer_areal.errors import ArealAdapterError
 from agenthub_trainer_areal.workflow import HubWorkflow, task_row, turn_gconfig
@@ -51,11 +50,7 @@ def model_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
 
 
 def sampling_engine(model_dir: Path) -> SamplingEngine:
-    """The engine over the model, stopping where the workflow asks AReaL to stop (eos, pad, end of turn)."""
-    # The model directory's own tokenizer: the one the model (and the sampler) uses.
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    stops = turn_gconfig(GenerationHyperparameters(), tokenizer).stop_token_ids
-    return SamplingEngine(ModelSampler(model_dir, stop_token_ids=stops, seed=1), bump_version=True)
+    return SamplingEngine(ModelSampler(model_dir, seed=1), bump_version=True)
 
 
 async def play(engine: SamplingEngine, url: str, run_dir: Path, *, grouped: bool = True) -> list[dict[str, Any]]:
@@ -146,19 +141,23 @@ def test_areal_trains_on_the_sampled_tokens_token_by_token(model_dir: Path, trai
     # AReaL's engine was asked as the workflow means it: the turn cap (the context never runs short
     # here), the workflow's stop ids, and one request id per episode (the same server every turn).
     assert {c.max_new_tokens for c in engine.calls} == {MAX_NEW_TOKENS}
-    assert {tuple(sorted(set(c.stop_token_ids))) for c in engine.calls} == {tuple(engine.sampler.stops)}
+    stops = turn_gconfig(GenerationHyperparameters(), engine.sampler.tokenizer).stop_token_ids
+    assert {tuple(sorted(set(c.stop_token_ids))) for c in engine.calls} == {tuple(sorted(set(stops)))}
     assert len({c.rid for c in engine.calls}) == GROUP * len(TASKS)
 
 
 def test_the_sampling_engine_keeps_areals_token_budget(model_dir: Path) -> None:
-    """As ``RemoteInfEngine.agenerate``: a turn gets at most ``max_tokens - len(input_ids)`` new tokens."""
+    """As ``RemoteInfEngine.agenerate``: a turn gets at most ``max_tokens - len(input_ids)`` new tokens
+    (and at least ``min_new_tokens``, as SGLang keeps the stop ids back until then)."""
     engine = sampling_engine(model_dir)
     tokenizer = engine.sampler.tokenizer
     prompt = tokenizer.encode("Fork 1 of 3: the sign points left.", add_special_tokens=False)
-    stops = list(engine.sampler.stops)
-    gconfig = GenerationHyperparameters(max_new_tokens=50, max_tokens=len(prompt) + 3, stop_token_ids=stops)
+    stops = [tokenizer.eos_token_id]
+    gconfig = GenerationHyperparameters(
+        max_new_tokens=50, min_new_tokens=2, max_tokens=len(prompt) + 3, stop_token_ids=stops
+    )
     responses = [asyncio.run(engine.agenerate(ModelRequest(input_ids=prompt, gconfig=gconfig))) for _ in range(4)]
-    assert all(1 <= r.output_len <= 3 for r in responses) and {c.max_new_tokens for c in engine.calls} == {3}
+    assert all(2 <= r.output_len <= 3 for r in responses) and {c.max_new_tokens for c in engine.calls} == {3}
     assert all((r.stop_reason == "stop") == (r.output_tokens[-1] in stops) for r in responses)
     assert all(len(r.output_logprobs) == len(r.output_versions) == r.output_len for r in responses)
     with pytest.raises(RuntimeError, match="non-positive"):
