@@ -65,6 +65,12 @@ def expected_files(pkg: Path) -> set[str]:
     return files
 
 
+def _some(items: list[str], shown: int = 5) -> str:
+    """The first few of a long list, and how many more: a message a person can read."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
+
+
 def check_distribution(dist_dir: Path, wheelhouse: Path) -> list[str]:
     pyproject = tomllib.loads((dist_dir / "pyproject.toml").read_text())
     project = pyproject["project"]
@@ -98,7 +104,8 @@ def check_distribution(dist_dir: Path, wheelhouse: Path) -> list[str]:
     missing = sorted(expected_files(pkg) - names)
     if missing:
         problem(
-            f"lacks {missing}: list data files in [tool.setuptools.package-data] of {where}/pyproject.toml"
+            f"lacks {len(missing)} file(s) of its package ({_some(missing)}): list data files in "
+            f"[tool.setuptools.package-data] of {where}/pyproject.toml"
             " (modules: [tool.setuptools.packages.find])"
         )
 
