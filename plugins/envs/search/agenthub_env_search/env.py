@@ -1,0 +1,175 @@
+"""``search``: multi-hop QA by searching a corpus, as in Search-R1 and AgentGym-RL's Deep Search.
+
+Each turn the model either searches (``<search>query</search>``, answered with the top-k
+passages inside ``<information>...</information>``) or answers (``<answer>...</answer>``), which
+ends the episode with reward 1.0 on an exact match after SQuAD normalization, else 0.0.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agenthub import Action
+
+from agenthub_env_search.bm25 import BM25Params, Passage
+from agenthub_env_search.data import DEFAULT_SEED, default_dataset, load_questions
+from agenthub_env_search.normalize import exact_match, f1_score
+from agenthub_env_search.retrievers import BM25Retriever, Retriever, UrlRetriever
+
+StepTuple = tuple[str, float, bool, bool, dict[str, Any]]
+
+# Search-R1 takes the first tagged action of a message.
+_TAGGED = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+_PLAIN = re.compile(r"^\s*(search|answer)\s*:\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
+INVALID = (
+    "My previous action is invalid. If I want to search, I should put the query between <search> and </search>. "
+    "If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again."
+)
+
+
+def parse_action(action: Action) -> tuple[str, str] | None:
+    """``("search" | "answer", text)`` from a model message, or ``None`` when it holds neither."""
+    if not isinstance(action, str):
+        return None
+    found = _TAGGED.search(action) or _PLAIN.search(action)
+    if found is None:
+        return None
+    return found.group(1).lower(), found.group(2).strip()
+
+
+def format_information(passages: list[Passage]) -> str:
+    """Search-R1's layout: ``Doc 1(Title: T) text`` per passage, inside <information> tags."""
+    docs = "".join(f"Doc {i}(Title: {p.title}) {p.text}\n" for i, p in enumerate(passages, 1))
+    return f"<information>{docs.rstrip()}</information>"
+
+
+def question_file(split: str, qa: str | None, seed: int) -> str:
+    return qa if qa else str(default_dataset(seed) / f"{split}.jsonl")
+
+
+class SearchEnv:
+    """One question per episode; the index is shared by every session of the process.
+
+    Settings: ``topk`` passages per search, ``max_turns`` (turns before the episode is cut),
+    ``retriever`` (``bm25`` in-process, or ``url`` with ``retriever_url``), ``corpus`` and ``qa``
+    (FlashRAG JSONL paths; default: the generated Fictopedia for ``seed``).
+    """
+
+    def __init__(
+        self,
+        *,
+        topk: int = 3,
+        max_turns: int = 10,
+        retriever: str = "bm25",
+        retriever_url: str | None = None,
+        corpus: str | None = None,
+        qa: str | None = None,
+        seed: int = DEFAULT_SEED,
+        stemmer: str = "english",
+    ) -> None:
+        if topk < 1 or max_turns < 1:
+            raise ValueError(f"topk and max_turns must be at least 1, got topk={topk} max_turns={max_turns}")
+        self.topk, self.max_turns, self.qa, self.seed = topk, max_turns, qa, seed
+        self._retriever: Retriever
+        if retriever == "bm25":
+            path = Path(corpus) if corpus else default_dataset(seed) / "corpus.jsonl"
+            self._retriever = BM25Retriever(path, BM25Params(stemmer=stemmer))
+        elif retriever == "url":
+            if not retriever_url:
+                raise ValueError("retriever=url needs retriever_url=http://HOST:PORT (see `agenthub serve-retriever`)")
+            self._retriever = UrlRetriever(retriever_url)
+        else:
+            raise ValueError(f"retriever must be 'bm25' or 'url', got {retriever!r}")
+        self._row: dict[str, Any] | None = None
+        self._turns = 0
+        self._searches = 0
+        self._done = False
+
+    def _question(self, task_id: int | str) -> dict[str, Any]:
+        if self.qa:
+            rows = load_questions(self.qa)
+            if isinstance(task_id, int) and not isinstance(task_id, bool) and 0 <= task_id < len(rows):
+                return rows[task_id]
+            for row in rows:
+                if str(row.get("id")) == str(task_id):
+                    return row
+            raise ValueError(
+                f"unknown task id {task_id!r} for {self.qa}: give a line index 0-{len(rows) - 1} or a row id"
+            )
+        from agenthub_env_search.tasks import TEST_COUNT, TRAIN_COUNT
+
+        if isinstance(task_id, bool) or not isinstance(task_id, int) or not 0 <= task_id < TRAIN_COUNT + TEST_COUNT:
+            raise ValueError(
+                f"unknown search task id {task_id!r}; valid ids are integers: train 0-{TRAIN_COUNT - 1}, "
+                f"test {TRAIN_COUNT}-{TRAIN_COUNT + TEST_COUNT - 1}"
+            )
+        split, index = ("train", task_id) if task_id < TRAIN_COUNT else ("test", task_id - TRAIN_COUNT)
+        return load_questions(question_file(split, None, self.seed))[index]
+
+    def reset(
+        self,
+        *,
+        task_id: int | str | None = None,
+        seed: int | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        if options:
+            raise ValueError(f"search takes no reset options, got {sorted(options)}; leave options empty")
+        if task_id is None:
+            count = len(load_questions(self.qa)) if self.qa else 4000
+            task_id = random.Random(seed).randrange(count)
+        self._row = self._question(task_id)
+        self._turns = self._searches = 0
+        self._done = False
+        return f"Question: {self._row['question']}", self._info()
+
+    def step(self, action: Action) -> StepTuple:
+        if self._row is None:
+            raise RuntimeError("step() called before reset()")
+        if self._done:
+            return "The episode is over. Reset to play again.", 0.0, True, False, self._info()
+        self._turns += 1
+        parsed = parse_action(action)
+        if parsed is not None and parsed[0] == "answer":
+            golden = self._row["golden_answers"]
+            em, f1 = exact_match(parsed[1], golden), f1_score(parsed[1], golden)
+            self._done = True
+            info = {**self._info(), "em": em, "f1": f1, "won": em == 1.0, "score": em, "answer": parsed[1]}
+            return f"Your answer {parsed[1]!r} is {'correct' if em else 'wrong'}.", em, True, False, info
+        if parsed is None or not parsed[1]:
+            text, info = INVALID, {**self._info(), "invalid_action": True}
+        else:
+            self._searches += 1
+            text, info = format_information(self._retriever.search([parsed[1]], self.topk)[0]), self._info()
+        if self._turns >= self.max_turns:
+            self._done = True
+            return (
+                text + "\nThe turn limit is reached without an answer.",
+                0.0,
+                False,
+                True,
+                {
+                    **info,
+                    "em": 0.0,
+                    "f1": 0.0,
+                    "won": False,
+                    "score": 0.0,
+                },
+            )
+        return text, 0.0, False, False, info
+
+    def close(self) -> None:
+        self._row = None
+        closer = getattr(self._retriever, "close", None)
+        if closer is not None:
+            closer()
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"searches": self._searches, "turns": self._turns}
+        if self._row is not None and isinstance(self._row.get("metadata"), dict) and "hops" in self._row["metadata"]:
+            info["hops"] = self._row["metadata"]["hops"]
+        return info

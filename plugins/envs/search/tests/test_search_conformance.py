@@ -1,0 +1,7 @@
+"""agenthub's protocol-v1 conformance checks, run against a real search server."""
+
+from __future__ import annotations
+
+from agenthub.testing import conformance_tests
+
+test_conformance = conformance_tests("search")
