@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -124,3 +125,25 @@ def test_the_shop_runs_as_a_child_process_too() -> None:
         stop()
     with pytest.raises(httpx.ConnectError):
         httpx.get(url + "/_health", trust_env=False)  # a fresh connection: the port is closed
+
+
+def webarena_type(page: Any, selector: str, text: str) -> None:
+    """WebArena's ``type [id] [text] [1]``: click the element's centre, type the text, press Enter."""
+    box = page.locator(selector).bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+
+
+def test_the_forms_work_with_webarena_s_type_action_in_a_real_browser(session: str, page: Any) -> None:
+    # Selects take typed option names; quantity and account fields start empty, since typing appends.
+    page.goto(f"{session}/product/00010")
+    webarena_type(page, "select[name=Color]", "Navy")
+    webarena_type(page, "#qty", "3")  # Enter in the field submits the form
+    page.wait_for_url("**/cart")
+    cart = page.locator("#cart").inner_text()
+    assert "Color: Navy" in cart and "Qty: 3" in cart
+    page.goto(f"{session}/account")
+    webarena_type(page, "#acct-phone", "555-0199")
+    page.wait_for_url("**/account?saved=1")
+    assert "Phone: 555-0199" in page.locator("#account-info").inner_text()

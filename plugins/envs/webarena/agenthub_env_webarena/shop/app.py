@@ -355,7 +355,7 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
                 f'<form method="post" action="/s/{token}/cart/add">'
                 f'<input type="hidden" name="product_id" value="{pid}">'
                 f'{fields}<p><label for="qty">Quantity</label> <input id="qty" name="qty" type="number" min="1" '
-                f'max="99" value="1"></p><button type="submit">Add to Cart</button></form>'
+                f'max="99" placeholder="1"></p><button type="submit">Add to Cart</button></form>'
             )
             stock = f"In stock ({row['stock']} left)"
         else:
@@ -550,9 +550,11 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
             return unknown(token)
         info = dict(shop.sessions[token].execute("SELECT key, value FROM account").fetchall())
         saved = '<p role="status">Your account was saved.</p>' if request.query_params.get("saved") else ""
+        # Empty fields (the current value as placeholder), blank ones kept: WebArena's `type` appends to what
+        # a field holds, so a prefilled field could not be changed by typing. Quantity is blank (1) likewise.
         fields = "".join(
             f'<p><label for="acct-{k}">{k.capitalize()}</label> <input id="acct-{k}" name="{k}" size="50" '
-            f'value="{e(info[k])}"></p>'
+            f'placeholder="{e(info[k])}"></p>'
             for k in CUSTOMER
         )
         body = (
