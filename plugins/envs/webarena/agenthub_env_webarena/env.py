@@ -54,7 +54,9 @@ _BOX_JS = """function () {
   let r;
   if (this.nodeType === 3) { const range = document.createRange(); range.selectNodeContents(this);
     r = range.getBoundingClientRect(); } else { r = el.getBoundingClientRect(); }
-  return [r.x, r.y, r.width, r.height];
+  const link = el.closest('a[target], area[target]');
+  const opensTab = !!link && !['', '_self', '_parent', '_top'].includes(link.getAttribute('target'));
+  return [r.x, r.y, r.width, r.height, opensTab];
 }"""
 
 
@@ -375,10 +377,13 @@ class WebArenaEnv:
             return f"the page {url!r} could not be opened ({_first_line(exc)}); check the URL"
         return ""
 
-    async def _settle(self, tab: _Tab, before: int, tabs_before: int) -> None:
-        """Wait for what the action started (a navigation, a new tab) to load; nothing within 100 ms means nothing."""
+    async def _settle(self, tab: _Tab, before: int, tabs_before: int, opens_tab: bool = False) -> None:
+        """Wait for what the action started (a navigation, a new tab) to load; nothing within 100 ms means nothing.
+
+        A click on a link that opens a tab waits for that tab (a busy machine may take longer than 100 ms).
+        """
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + 0.1
+        deadline = loop.time() + (self.action_timeout_s if opens_tab else 0.1)
         # Polled, not awaited on an Event: Playwright's event handlers bump plain counters.
         while tab.pending_navigations <= before and len(self._tabs) <= tabs_before and loop.time() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.01)
@@ -396,7 +401,7 @@ class WebArenaEnv:
             while tab.pending_navigations and loop.time() < deadline:  # noqa: ASYNC110
                 await asyncio.sleep(0.01)
 
-    async def _box(self, tab: _Tab, element_id: int) -> tuple[float, float] | str:
+    async def _box(self, tab: _Tab, element_id: int) -> tuple[float, float, bool] | str:
         backend = tab.ids.backend_of.get(element_id)
         if backend is None or element_id not in tab.shown:
             return f"there is no element [{element_id}] on this page; use an id from the current observation"
@@ -416,23 +421,25 @@ class WebArenaEnv:
         box = result.get("result", {}).get("value")
         if not box or box[2] <= 0 or box[3] <= 0:
             return f"element [{element_id}] is not visible on the page, so it cannot be used; pick another element"
-        return box[0] + box[2] / 2, box[1] + box[3] / 2
+        return box[0] + box[2] / 2, box[1] + box[3] / 2, bool(box[4])
 
     async def _execute(self, action: BrowserAction) -> str:
         """Carry out one action; the answer is an error message for the model, or "" when it went through."""
         tab = self._tab
         page = tab.page
         before, tabs_before = tab.pending_navigations, len(self._tabs)
+        opens_tab = False
         try:
             if action.kind in ("click", "hover", "type"):
                 assert action.element_id is not None
                 point = await self._box(tab, action.element_id)
                 if isinstance(point, str):
                     return point
+                x, y, opens_tab = point
                 if action.kind == "hover":
-                    await page.mouse.move(*point)
+                    await page.mouse.move(x, y)
                     return ""
-                await page.mouse.click(*point)
+                await page.mouse.click(x, y)
                 if action.kind == "type":
                     await page.keyboard.type(action.text)
                     if action.enter:
@@ -471,19 +478,20 @@ class WebArenaEnv:
                 ) from exc
             return f"{action.kind} failed: {_first_line(exc)}"
         if action.kind in ("click", "type", "press"):
-            await self._settle(tab, before, tabs_before)
+            await self._settle(tab, before, tabs_before, opens_tab)
         return ""
 
     async def _snapshot(self) -> tuple[list[tuple[str, bool]], str, str]:
-        tab = self._tab
+        current = self._current  # fixed for this snapshot: a late popup event may move the focus meanwhile
+        tab = self._tabs[current]
         titles = []
-        for i, other in enumerate(self._tabs):
+        for i, other in enumerate(list(self._tabs)):
             try:
-                titles.append((await other.page.title(), i == self._current))
+                titles.append((await other.page.title(), i == current))
             except Exception:
                 if self._dead():
                     raise
-                titles.append(("", i == self._current))
+                titles.append(("", i == current))
         cdp = await self._context.new_cdp_session(tab.page)
         try:
             nodes = (await cdp.send("Accessibility.getFullAXTree", {}))["nodes"]
