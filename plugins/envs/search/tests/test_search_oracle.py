@@ -12,10 +12,9 @@ from agenthub_env_search.tasks import SPLITS
 
 
 def sample(split: str, n: int) -> list[int]:
-    """``n`` ids spread over the split; ``+ i % 4`` because question ``i`` has ``1 + i % 4`` hops."""
     ids = SPLITS[split]
     assert ids.start is not None
-    return [ids.start + i * ids.count // n + i % 4 for i in range(n)]
+    return [ids.start + i * ids.count // n for i in range(n)]
 
 
 async def success_rate(url: str, agent: SearchOracle | OneSearchBaseline, split: str, n: int) -> float:
