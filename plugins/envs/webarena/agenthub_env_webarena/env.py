@@ -105,6 +105,23 @@ def load_splits(directory: Path) -> dict[str, list[WebArenaTask]]:
     return {"test": load_tasks(directory)}
 
 
+_loaded: dict[str, tuple[tuple[float, ...], dict[str, list[WebArenaTask]]]] = {}
+_loaded_lock = threading.Lock()
+
+
+def cached_splits(directory: Path) -> dict[str, list[WebArenaTask]]:
+    """:func:`load_splits`, read once per server while the folders are unchanged (each session builds an env)."""
+    folders = [directory, *(directory / name for name in ("train", "test") if (directory / name).is_dir())]
+    stamp = tuple(folder.stat().st_mtime for folder in folders)
+    key = str(directory.resolve())
+    with _loaded_lock:
+        hit = _loaded.get(key)
+        if hit is None or hit[0] != stamp:
+            hit = (stamp, load_splits(directory))
+            _loaded[key] = hit
+        return hit[1]
+
+
 def task_splits() -> dict[str, TaskSplit]:
     """The server's splits: from ``$AGENTHUB_WEBARENA_TASKS`` or the built-in set, else WebArena's 812 ids."""
     try:
@@ -182,7 +199,7 @@ class WebArenaEnv:
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         self.tasks_dir = resolve_tasks_dir(tasks)
-        self.splits = load_splits(self.tasks_dir)
+        self.splits = cached_splits(self.tasks_dir)
         self.tasks: dict[int, WebArenaTask] = {t.task_id: t for ts in self.splits.values() for t in ts}
         self.urls = site_urls(sites)
         self.judge = OpenAIJudge.from_settings(dict(judge) if judge else None)
