@@ -259,7 +259,7 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
     async def health() -> dict[str, int]:
         return {
             "sessions": len(shop.sessions),
-            "products": len(shop.catalog.execute("SELECT id FROM products").fetchall()),
+            "products": shop.catalog.execute("SELECT count(*) FROM products").fetchone()[0],
         }
 
     @app.post("/_sessions")
