@@ -11,6 +11,11 @@ Retries: connection failures, dropped connections, 429 and 503 are retried
 with exponential backoff (honouring ``Retry-After``). Steps carry a request id,
 reused across retries, so the server never applies a retried action twice.
 A request that was never sent (connection refused) is always safe to retry.
+
+Sticky sessions: a server that advertises its own address (``advertise_url``, e.g. a pod IP behind a
+Kubernetes Service) names it in the ``Location`` header of a create answer; the client then sends that
+session's reset, step, state and close to that address, not through the load-balanced one
+(``agenthub.service.routing``).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from agenthub.errors import (
     ServerBusyError,
     SessionNotFoundError,
 )
+from agenthub.service.routing import session_base_url
 from agenthub.types import (
     Action,
     EnvInfo,
@@ -224,6 +230,8 @@ class EnvClient:
         self.retries = retries
         self.backoff_s = backoff_s
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._session_bases: dict[str, str] = {}
+        """Sessions whose server named another address at create (sticky routing), by session id."""
         self._http: _AiohttpTransport | _HttpxTransport
         if transport is None:
             self._http = _AiohttpTransport(headers, timeout, connect_timeout, max_connections)
@@ -244,9 +252,16 @@ class EnvClient:
     # -- transport with retries ---------------------------------------------------
 
     async def _request(
-        self, method: str, path: str, *, json: Any = None, params: Mapping[str, str] | None = None, idempotent: bool
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, str] | None = None,
+        idempotent: bool,
+        base_url: str | None = None,
     ) -> _Answer:
-        url = self.base_url + path
+        url = (base_url or self.base_url) + path
         body = None if json is None else orjson.dumps(json)
         attempt = 0
         while True:
@@ -315,8 +330,16 @@ class EnvClient:
         body = {"task_id": task_id, "split": split, "seed": seed, "options": dict(options or {})}
         response = await self._request("POST", "/v1/sessions", json=body, idempotent=False)
         data = response.json()
+        session_id = data["session_id"]
+        base = session_base_url(response.headers.get("Location"), session_id)
+        if base is not None and base != self.base_url:
+            self._session_bases[session_id] = base
         first = ResetResult(observation=data["observation"], info=data.get("info", {}))
-        return RemoteSession(self, data["session_id"], data.get("task_id", task_id), first)
+        return RemoteSession(self, session_id, data.get("task_id", task_id), first)
+
+    def session_url(self, session_id: str) -> str:
+        """Where ``session_id``'s calls go: the server its create answer named, else ``base_url``."""
+        return self._session_bases.get(session_id, self.base_url)
 
     async def reset(
         self,
@@ -327,24 +350,32 @@ class EnvClient:
         options: Mapping[str, Any] | None = None,
     ) -> ResetResult:
         body = {"task_id": task_id, "seed": seed, "options": dict(options or {})}
-        response = await self._request("POST", f"/v1/sessions/{session_id}/reset", json=body, idempotent=True)
+        path, base = f"/v1/sessions/{session_id}/reset", self.session_url(session_id)
+        response = await self._request("POST", path, json=body, idempotent=True, base_url=base)
         return ResetResult.model_validate_json(response.content)
 
     async def step(self, session_id: str, action: Action, *, request_id: str | None = None) -> StepResult:
         body = {"action": _action_json(action), "request_id": request_id or secrets.token_hex(16)}
-        response = await self._request("POST", f"/v1/sessions/{session_id}/step", json=body, idempotent=True)
+        path, base = f"/v1/sessions/{session_id}/step", self.session_url(session_id)
+        response = await self._request("POST", path, json=body, idempotent=True, base_url=base)
         return StepResult.model_validate_json(response.content)
 
     async def session_state(self, session_id: str) -> SessionState:
-        response = await self._request("GET", f"/v1/sessions/{session_id}", idempotent=True)
+        response = await self._request(
+            "GET", f"/v1/sessions/{session_id}", idempotent=True, base_url=self.session_url(session_id)
+        )
         return SessionState.model_validate_json(response.content)
 
     async def close_session(self, session_id: str) -> None:
         """Close a session; closing one that is already gone is not an error."""
         try:
-            await self._request("DELETE", f"/v1/sessions/{session_id}", idempotent=True)
+            await self._request(
+                "DELETE", f"/v1/sessions/{session_id}", idempotent=True, base_url=self.session_url(session_id)
+            )
         except SessionNotFoundError:
-            return
+            pass
+        finally:
+            self._session_bases.pop(session_id, None)
 
     def as_gym(self, **kwargs: Any) -> RemoteGymEnv:
         """A ``gymnasium.Env`` over this server (the gym API is synchronous: it gets its own sync client)."""

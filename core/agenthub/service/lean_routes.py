@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agenthub.service.env_service import EnvService
 from agenthub.service.middleware import refused_token, replay_body
+from agenthub.service.routing import session_location
 from agenthub.service.sessions import ServiceError
 from agenthub.types import CreateSessionRequest, StepRequest
 
@@ -69,7 +70,8 @@ class LeanRoutes:
     # -- the routes ------------------------------------------------------------------------
 
     async def _create(self, body: CreateSessionRequest) -> tuple[int, bytes, dict[str, str] | None]:
-        return 201, await self.service.create_session(body), None
+        answer = await self.service.create_session(body)
+        return 201, answer, session_location(self.service.settings.advertise_url, answer)
 
     async def _step(self, session_id: str, body: StepRequest) -> tuple[int, bytes, dict[str, str] | None]:
         reply, replayed = await self.service.step_session(session_id, body)

@@ -31,6 +31,7 @@ from agenthub.protocols import Environment
 from agenthub.service.env_service import EnvService, encode_json
 from agenthub.service.lean_routes import ErrorAnswer, LeanRoutes
 from agenthub.service.middleware import BearerTokenMiddleware, BodyLimitMiddleware, CountError
+from agenthub.service.routing import session_location
 from agenthub.service.sessions import ServiceError
 from agenthub.service.settings import ServiceSettings, apply_env_defaults
 from agenthub.specs import EnvSpec
@@ -244,7 +245,9 @@ def _install_routes(app: FastAPI, service: EnvService) -> None:
 
     @app.post("/v1/sessions", status_code=201, response_model=SessionCreated)
     async def create_session(body: CreateSessionRequest) -> Response:
-        return Response(await service.create_session(body), 201, media_type="application/json")
+        answer = await service.create_session(body)
+        headers = session_location(service.settings.advertise_url, answer)
+        return Response(answer, 201, media_type="application/json", headers=headers)
 
     @app.post("/v1/sessions/{session_id}/reset", response_model=ResetResult)
     async def reset_session(session_id: str, body: ResetRequest) -> Response:

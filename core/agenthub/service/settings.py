@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agenthub.errors import PluginError
 
 TOKEN_ENV_VAR = "AGENTHUB_TOKEN"
+ADVERTISE_ENV_VAR = "AGENTHUB_ADVERTISE_URL"
 
 
 class ServiceSettings(BaseModel):
@@ -23,6 +24,14 @@ class ServiceSettings(BaseModel):
     token: str | None = Field(
         default_factory=lambda: os.environ.get(TOKEN_ENV_VAR) or None,
         description=f"Bearer token required on every route except /healthz (default: ${TOKEN_ENV_VAR}).",
+    )
+    advertise_url: str | None = Field(
+        default_factory=lambda: os.environ.get(ADVERTISE_ENV_VAR) or None,
+        pattern=r"^https?://[^/?#\s]+/?$",
+        description="This server's own address as its clients reach it, e.g. http://POD_IP:8000 for one replica "
+        "behind a Kubernetes Service: each created session's 201 answer then carries "
+        "Location: ADVERTISE_URL/v1/sessions/ID, and EnvClient sends that session's calls there, to the replica "
+        f"that holds it (default: ${ADVERTISE_ENV_VAR}; unset: no Location).",
     )
     max_body_bytes: int = Field(default=1 << 20, ge=1024, description="Larger request bodies get 413.")
     threads: int = Field(default=32, ge=1, description="Threads that run environment code.")
