@@ -210,6 +210,12 @@ class PluginHost:
             from agenthub.gym_import import gym_env_spec  # gymnasium envs are built on request, not registered
 
             self.envs.add(gym_env_spec(name), owner="gymnasium")
+        if name.startswith("reasoning_gym:") and name not in self.envs:
+            from agenthub.reasoning_gym_import import ORACLE_SPEC, reasoning_gym_env_spec  # built on request too
+
+            self.envs.add(reasoning_gym_env_spec(name), owner="reasoning-gym")
+            if ORACLE_SPEC.name not in self.agents:
+                self.agents.add(ORACLE_SPEC, owner="reasoning-gym")
         return self.envs.get(name, self._failed_hint())
 
     def agent(self, name: str) -> AgentSpec:

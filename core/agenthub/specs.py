@@ -44,6 +44,8 @@ def resolve_factory(factory: Factory, *, what: str) -> Callable[..., Any]:
 def _check_name(name: str, kind: str) -> None:
     if kind == "env" and name.startswith("gym:"):  # gymnasium ids: "gym:ALE/Pong-v5", "gym:minigrid:MiniGrid-..."
         name = name[4:].replace("/", "-").replace(":", "-")
+    if kind == "env" and name.startswith("reasoning_gym:"):  # reasoning-gym generators: "reasoning_gym:leg_counting"
+        name = name.removeprefix("reasoning_gym:")
     if not name or not all(c.isalnum() or c in "-_." for c in name):
         raise PluginError(f"{kind} name {name!r} must be non-empty and use only letters, digits, '-', '_' and '.'")
 
