@@ -14,6 +14,7 @@ lists the reasons in ``info["not_evaluated"]`` and pays 0.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import os
@@ -72,8 +73,10 @@ def builtin_shop_url() -> str:
         if _shop is None:
             from agenthub_env_webarena.shop import start_shop
 
-            # A process of its own: the site must not share the env server's GIL.
+            # A process of its own: the site must not share the env server's GIL. It dies with this process
+            # even on kill -9; at a clean exit it is stopped here.
             _shop = start_shop(process=True)
+            atexit.register(_shop[1])
         return _shop[0]
 
 
