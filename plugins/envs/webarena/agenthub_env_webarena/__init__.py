@@ -1,9 +1,9 @@
-"""agenthub-env-webarena: WebArena's task format, action space and evaluators for agenthub.
+"""agenthub-env-webarena: WebArena's tasks in a real browser for agenthub (env ``webarena``).
 
-This release holds the parts that do not need a browser: WebArena config files
-(:mod:`.task_config`), its id-based action space (:mod:`.actions`) and its
-evaluators (:mod:`.evaluators`, with a pluggable LLM judge for ``fuzzy_match``).
-The browser-backed env ``webarena`` and the built-in shop site come next.
+WebArena config files (:mod:`.task_config`), its id-based action space
+(:mod:`.actions`), its evaluators (:mod:`.evaluators`, with a pluggable LLM
+judge for ``fuzzy_match``), the browser-backed env (:mod:`.env`) and the
+built-in shop site with its generated task set (:mod:`.shop`).
 """
 
 from __future__ import annotations
