@@ -55,7 +55,8 @@ class SearchEnv:
     """One question per episode; the index is shared by every session of the process.
 
     Settings: ``topk`` passages per search, ``max_turns`` (turns before the episode is cut),
-    ``retriever`` (``bm25`` in-process, or ``url`` with ``retriever_url``), ``corpus`` and ``qa``
+    ``retriever`` (``bm25`` in-process; ``dense`` with ``embedding_url`` and ``embedding_model``; or
+    ``url`` with ``retriever_url``), ``corpus`` and ``qa``
     (FlashRAG JSONL paths; default: the generated Fictopedia for ``seed``).
     """
 
@@ -70,6 +71,10 @@ class SearchEnv:
         qa: str | None = None,
         seed: int = DEFAULT_SEED,
         stemmer: str = "english",
+        embedding_url: str | None = None,
+        embedding_model: str | None = None,
+        query_prefix: str = "",
+        passage_prefix: str = "",
     ) -> None:
         if topk < 1 or max_turns < 1:
             raise ValueError(f"topk and max_turns must be at least 1, got topk={topk} max_turns={max_turns}")
@@ -78,12 +83,22 @@ class SearchEnv:
         if retriever == "bm25":
             path = Path(corpus) if corpus else default_dataset(seed) / "corpus.jsonl"
             self._retriever = BM25Retriever(path, BM25Params(stemmer=stemmer))
+        elif retriever == "dense":
+            from agenthub_env_search.dense import shared_dense
+
+            if not embedding_url or not embedding_model:
+                raise ValueError(
+                    "retriever=dense needs embedding_url=http://HOST:PORT and embedding_model=NAME "
+                    "(an OpenAI-compatible /v1/embeddings server)"
+                )
+            path = Path(corpus) if corpus else default_dataset(seed) / "corpus.jsonl"
+            self._retriever = shared_dense(path, embedding_url, embedding_model, query_prefix, passage_prefix)
         elif retriever == "url":
             if not retriever_url:
                 raise ValueError("retriever=url needs retriever_url=http://HOST:PORT (see `agenthub serve-retriever`)")
             self._retriever = UrlRetriever(retriever_url)
         else:
-            raise ValueError(f"retriever must be 'bm25' or 'url', got {retriever!r}")
+            raise ValueError(f"retriever must be 'bm25', 'dense' or 'url', got {retriever!r}")
         self._row: dict[str, Any] | None = None
         self._turns = 0
         self._searches = 0
@@ -164,9 +179,8 @@ class SearchEnv:
 
     def close(self) -> None:
         self._row = None
-        closer = getattr(self._retriever, "close", None)
-        if closer is not None:
-            closer()
+        if isinstance(self._retriever, UrlRetriever):  # its own client; the indexes are shared, kept open
+            self._retriever.close()
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"searches": self._searches, "turns": self._turns}

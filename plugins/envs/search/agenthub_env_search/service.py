@@ -5,15 +5,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import FastAPI, HTTPException
 from pydantic import BaseModel, Field
 
-from agenthub_env_search.bm25 import BM25Index, BM25Params, shared_index
+from agenthub_env_search.bm25 import BM25Params, Passage, shared_index
 from agenthub_env_search.data import default_dataset
 
 MAX_BATCH = 1024
+SETTINGS = ("corpus", "host", "port", "k1", "b", "stemmer", "retriever", "embedding_url", "embedding_model")
+
+
+class SearchIndex(Protocol):
+    index_dir: Path
+
+    def __len__(self) -> int: ...
+
+    def search(self, queries: list[str], k: int = 3) -> list[list[Passage]]: ...
 
 
 class RetrieveRequest(BaseModel):
@@ -22,7 +31,7 @@ class RetrieveRequest(BaseModel):
     return_scores: bool = True
 
 
-def make_app(index: BM25Index) -> FastAPI:
+def make_app(index: SearchIndex) -> FastAPI:
     app = FastAPI(title="agenthub search retriever")
 
     @app.get("/health")
@@ -57,7 +66,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         nargs="*",
         metavar="key=value",
         help="corpus=PATH (FlashRAG JSONL; default: the generated Fictopedia) host=127.0.0.1 port=8300 "
-        "k1=1.2 b=0.75 stemmer=english|none",
+        "k1=1.2 b=0.75 stemmer=english|none; retriever=dense embedding_url=URL embedding_model=NAME for FAISS "
+        "over an OpenAI-compatible /v1/embeddings endpoint",
     )
 
 
@@ -70,13 +80,23 @@ def run(args: argparse.Namespace) -> int:
         if not sep:
             raise SystemExit(f"serve-retriever: expected key=value, got {item!r} (e.g. corpus=wiki-18.jsonl port=8300)")
         settings[key] = value
-    unknown = set(settings) - {"corpus", "host", "port", "k1", "b", "stemmer"}
+    unknown = set(settings) - set(SETTINGS)
     if unknown:
-        raise SystemExit(f"serve-retriever: unknown settings {sorted(unknown)}; known: corpus host port k1 b stemmer")
+        raise SystemExit(f"serve-retriever: unknown settings {sorted(unknown)}; known: {' '.join(SETTINGS)}")
     corpus = Path(settings["corpus"]) if "corpus" in settings else default_dataset() / "corpus.jsonl"
     params = BM25Params(
         k1=float(settings.get("k1", 1.2)), b=float(settings.get("b", 0.75)), stemmer=settings.get("stemmer", "english")
     )
-    index = shared_index(corpus, params)
+    index: SearchIndex
+    if settings.get("retriever", "bm25") == "dense":
+        from agenthub_env_search.dense import shared_dense
+
+        if "embedding_url" not in settings or "embedding_model" not in settings:
+            raise SystemExit("serve-retriever: retriever=dense needs embedding_url=URL and embedding_model=NAME")
+        index = shared_dense(corpus, settings["embedding_url"], settings["embedding_model"])
+    elif settings.get("retriever", "bm25") == "bm25":
+        index = shared_index(corpus, params)
+    else:
+        raise SystemExit(f"serve-retriever: retriever must be bm25 or dense, got {settings['retriever']!r}")
     uvicorn.run(make_app(index), host=settings.get("host", "127.0.0.1"), port=int(settings.get("port", 8300)))
     return 0

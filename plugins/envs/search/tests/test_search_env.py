@@ -66,8 +66,8 @@ def test_bad_settings_and_ids_say_what_to_do(small_dir: Path, tmp_path: Path) ->
         make_env(small_dir).reset(task_id=7)
     with pytest.raises(ValueError, match="retriever_url"):
         SearchEnv(retriever="url")
-    with pytest.raises(ValueError, match="'bm25' or 'url'"):
-        make_env(small_dir, retriever="dense")
+    with pytest.raises(ValueError, match="'bm25', 'dense' or 'url'"):
+        make_env(small_dir, retriever="sparse")
     with pytest.raises(FileNotFoundError, match="corpus=PATH"):
         SearchEnv(corpus=str(tmp_path / "missing.jsonl"))
     (tmp_path / "bad.jsonl").write_text('{"question": "q", "golden_answers": []}\n')
