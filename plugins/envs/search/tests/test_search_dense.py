@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import socket
 import threading
 import time
 import zlib
@@ -17,13 +18,18 @@ from typing import Any
 
 import pytest
 import uvicorn
-from conftest import SMALL_CORPUS, _free_port
 from fastapi import FastAPI
 
 from agenthub_env_search.dense import DenseIndex, Embedder
 from agenthub_env_search.env import SearchEnv
 
 DIM = 256
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def embedding_app(calls: list[int]) -> FastAPI:
@@ -46,7 +52,7 @@ def embedding_app(calls: list[int]) -> FastAPI:
 @pytest.fixture(scope="module")
 def embedding_server() -> Iterator[tuple[str, list[int]]]:
     calls: list[int] = []
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(embedding_app(calls), port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -68,7 +74,7 @@ def test_dense_ranks_exact_titles_first_and_caches_the_index(
     corpus = tmp_path / "corpus.jsonl"
     shutil.copy(small_dir / "corpus.jsonl", corpus)
     index = DenseIndex(corpus, Embedder(url, "bow-hash"))
-    assert len(index) == len(SMALL_CORPUS) and (index.index_dir / "faiss.index").is_file()
+    assert len(index) == 5 and (index.index_dir / "faiss.index").is_file()
     top = index.search(["Ilsa Varn poet", "Ilsa Varn architect", "Tessaly Orund"], k=2)
     assert [row[0].id for row in top] == ["b", "a", "d"]
     index.close()
