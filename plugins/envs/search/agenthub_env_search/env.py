@@ -19,6 +19,7 @@ from agenthub_env_search.bm25 import BM25Params, Passage
 from agenthub_env_search.data import DEFAULT_SEED, default_dataset, load_questions
 from agenthub_env_search.normalize import exact_match, f1_score
 from agenthub_env_search.retrievers import BM25Retriever, Retriever, UrlRetriever
+from agenthub_env_search.tasks import TEST_COUNT, TRAIN_COUNT
 
 StepTuple = tuple[str, float, bool, bool, dict[str, Any]]
 
@@ -115,8 +116,6 @@ class SearchEnv:
             raise ValueError(
                 f"unknown task id {task_id!r} for {self.qa}: give a line index 0-{len(rows) - 1} or a row id"
             )
-        from agenthub_env_search.tasks import TEST_COUNT, TRAIN_COUNT
-
         if isinstance(task_id, bool) or not isinstance(task_id, int) or not 0 <= task_id < TRAIN_COUNT + TEST_COUNT:
             raise ValueError(
                 f"unknown search task id {task_id!r}; valid ids are integers: train 0-{TRAIN_COUNT - 1}, "
@@ -135,7 +134,7 @@ class SearchEnv:
         if options:
             raise ValueError(f"search takes no reset options, got {sorted(options)}; leave options empty")
         if task_id is None:
-            count = len(load_questions(self.qa)) if self.qa else 4000
+            count = len(load_questions(self.qa)) if self.qa else TRAIN_COUNT  # a seed draws a train task
             task_id = random.Random(seed).randrange(count)
         self._row = self._question(task_id)
         self._turns = self._searches = 0
