@@ -1,5 +1,5 @@
 """TRL's ``use_vllm`` server mode against a real vLLM on CPU: one GRPO step of the TRL adapter whose every
-model turn is sampled by ``trl vllm-serve`` (TRL's launcher of vLLM's server) serving the tiny model.
+model turn is sampled by vLLM's server, started with ``trl vllm-serve``'s flags, serving the tiny model.
 
 What runs as in a real run: ``agenthub_trainer_trl.grpo.run_grpo`` with ``use_vllm=True, vllm_mode="server"``
 builds TRL's ``GRPOTrainer``, which builds its ``VLLMGeneration`` in server mode and TRL's ``VLLMClient``
@@ -15,8 +15,10 @@ on vLLM's NCCL weight-transfer engine, which needs a CUDA device``), so it is re
 ``VLLMGeneration.sync_weights``, which pushes the weights through that group before each rollout. The step
 loses nothing by it: its one rollout comes before any optimizer step, and vLLM loaded the same directory
 the trainer did, so vLLM samples from the weights being trained (the test checks that sync was asked for
-only that once). ``agenthub run`` itself refuses ``use_vllm=true`` without a GPU, so ``run_grpo`` is called
-directly.
+only that once, and TRL's own measure of the gap between vLLM's logprobs and the trainer's model, logged as
+``sampling/sampling_logp_difference/max``). ``agenthub run`` itself refuses ``use_vllm=true`` without a GPU,
+so ``run_grpo`` is called directly, and ``trl vllm-serve``'s own command fails with vLLM's CPU build, so the
+same server is started another way (:class:`TrlVLLMServe`).
 
 What is checked: vLLM's raw answers, recorded at TRL's HTTP call (the request's prompt ids, the choice's
 ``token_ids`` and ``token_logprobs``), against what the adapter hands to GRPO (``rollout_func``'s answer) and
