@@ -38,6 +38,12 @@ def _configure_serve(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _configure_mcp(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "env=guess transport=stdio|http port=8000 max_sessions=256 ttl=600 token=SECRET")
+    parser.add_argument("--ready-file", default=None, help="write {url, pid} here once listening (transport=http)")
+    parser.add_argument("--insecure", action="store_true", help="allow a host beyond loopback with no token")
+
+
 def _configure_plugins(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -142,6 +148,15 @@ def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
             "Serve an environment over HTTP (protocol v1) until SIGTERM.",
             _configure_serve,
             _lazy("agenthub.cli.serve_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "mcp",
+            "Serve an environment as an MCP server (stdio or streamable HTTP): tools to list tasks and play.",
+            _configure_mcp,
+            _lazy("agenthub.cli.mcp_command", "run"),
             __version__,
         )
     )

@@ -1,0 +1,162 @@
+"""``agenthub mcp``: envs played end to end by the official MCP SDK's own client, over streamable HTTP and stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import httpx
+import httpx2
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from agenthub import get_plugin_host
+from agenthub.types import Observation, Task
+
+
+@contextmanager
+def mcp_http_server(tmp_path: Path, *settings: str) -> Iterator[str]:
+    """``agenthub mcp transport=http`` as a real process on loopback; yields its /mcp URL."""
+    ready = tmp_path / f"ready-{time.monotonic_ns()}.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agenthub", "mcp", "transport=http", "port=0", "--ready-file", str(ready), *settings],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            assert process.poll() is None, "agenthub mcp exited before listening"
+            assert time.monotonic() < deadline, "agenthub mcp did not listen within 120 s"
+            time.sleep(0.1)
+        yield str(json.loads(ready.read_text())["url"])
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@asynccontextmanager
+async def http_session(url: str, token: str | None = None) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return dict(result.structured_content)
+
+
+async def error_of(session: ClientSession, tool: str, **arguments: Any) -> str:
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error
+    return " ".join(getattr(part, "text", "") for part in result.content)
+
+
+async def play_with_oracle(session: ClientSession, env: str, index: int) -> dict[str, Any]:
+    """Play the test split's task ``index`` to its end with the env's own oracle, through MCP tools only."""
+    spec = get_plugin_host().env(env)
+    oracle = get_plugin_host().agent_for(spec, None).make()
+    listed = await call(session, "list_tasks", split="test", limit=5)
+    assert listed["env"] == env and len(listed["ids"]) == 5 and listed["count"] >= 5
+    task_id = listed["ids"][index]
+    started = await call(session, "start_episode", task_id=task_id)
+    episode = oracle.start_episode(Task(env=env, task_id=task_id), spec.info())
+    observation = Observation(text=started["observation"], info=started["info"])
+    for _ in range(started["max_turns"]):
+        step = await call(session, "act", action=(await episode.act(observation)).action)
+        if step["done"]:
+            ended = await call(session, "end_episode")
+            assert ended["done"] is True
+            return step
+        observation = Observation(text=step["observation"], info=step["info"])
+    raise AssertionError(f"the {env} oracle did not finish task {task_id}")
+
+
+@pytest.mark.parametrize(("env", "index"), [("guess", 1), ("textcraft", 0)])
+def test_an_env_is_played_to_the_end_over_streamable_http(tmp_path: Path, env: str, index: int) -> None:
+    async def main(url: str) -> None:
+        async with http_session(url) as session:
+            tools = {tool.name for tool in (await session.list_tools()).tools}
+            assert tools == {"list_tasks", "start_episode", "act", "end_episode"}
+            last = await play_with_oracle(session, env, index)
+            assert last["terminated"] is True and last["reward"] > 0
+            assert "call start_episode first" in await error_of(session, "act", action="look")
+
+    if env == "textcraft":
+        pytest.importorskip("agenthub_env_textcraft")
+    with mcp_http_server(tmp_path, f"env={env}") as url:
+        asyncio.run(main(url))
+
+
+def test_the_built_in_env_is_played_over_stdio(tmp_path: Path) -> None:
+    async def main(errlog: TextIO) -> None:
+        server = StdioServerParameters(command=sys.executable, args=["-m", "agenthub", "mcp", "env=guess"])
+        async with (
+            stdio_client(server, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            last = await play_with_oracle(session, "guess", 2)
+            assert last["terminated"] is True and last["reward"] > 0
+
+    with (tmp_path / "server.log").open("w") as errlog:  # the server's log, kept off the test's output
+        asyncio.run(main(errlog))
+
+
+def test_capacity_one_mcp_session_per_env_session(tmp_path: Path) -> None:
+    async def main(url: str) -> None:
+        async with http_session(url) as first, http_session(url) as second:
+            await call(first, "start_episode", task_id=10000)
+            refused = await error_of(second, "start_episode", task_id=10000)
+            assert "at capacity: 1 episodes are running, its max_sessions" in refused
+            await call(first, "start_episode", task_id=10001)  # a session restarting keeps its own place
+            await call(first, "end_episode")
+            await call(second, "start_episode", task_id=10000)  # the freed place is taken
+
+    with mcp_http_server(tmp_path, "env=guess", "max_sessions=1") as url:
+        asyncio.run(main(url))
+
+
+def test_a_token_is_required_on_streamable_http(tmp_path: Path) -> None:
+    async def main(url: str) -> None:
+        async with http_session(url, token="s3cret") as session:
+            assert (await call(session, "start_episode", task_id=10000))["observation"]
+
+    with mcp_http_server(tmp_path, "env=guess", "token=s3cret") as url:
+        for headers in ({}, {"Authorization": "Bearer wrong"}):
+            refused = httpx.post(url, json={}, headers=headers, timeout=30)
+            assert refused.status_code == 401
+            assert "Authorization: Bearer TOKEN" in refused.json()["error"]["message"]
+        asyncio.run(main(url))
+
+
+def test_an_idle_episode_expires_after_the_ttl(tmp_path: Path) -> None:
+    async def main(url: str) -> None:
+        async with http_session(url) as session:
+            await call(session, "start_episode", task_id=10000)
+            await call(session, "act", action="guess 8")
+            await asyncio.sleep(2.5)
+            assert "idle past the server's ttl of 1.5 s" in await error_of(session, "act", action="guess 4")
+
+    with mcp_http_server(tmp_path, "env=guess", "ttl=1.5") as url:
+        asyncio.run(main(url))
