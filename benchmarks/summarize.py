@@ -685,6 +685,73 @@ def runs_section(run: Json | None) -> list[str]:
     ]
 
 
+def search_section(search: Json | None) -> list[str]:
+    """The search env's retrieval (benchmarks/search_retrieval.py)."""
+    lines = ["## 6. Search env: BM25 retrieval shared by several servers", ""]
+    if search is None:
+        return [*lines, "Not measured: search_retrieval.json is missing (`python benchmarks/search_retrieval.py`).", ""]
+    build = search.get("build", {})
+    rows = [
+        [
+            str(row["servers"]),
+            num(row.get("queries_per_s")),
+            ms(row.get("p50_ms")),
+            ms(row.get("p99_ms")),
+            ", ".join(f"{x:.0f}" for x in row.get("rss_mib_each", [])),
+            ", ".join(f"{x:.0f}" for x in row.get("uss_mib_each", [])),
+        ]
+        for row in search.get("servers", [])
+    ]
+    batched = next((r["batched"] for r in search.get("servers", []) if r.get("batched")), None)
+    per_session = search.get("per_session", {})
+    lines += [
+        f"`benchmarks/search_retrieval.py` on the generated corpus: {build.get('passages', 0):,} passages "
+        f"({build.get('corpus_mib')} MiB); the BM25 index (bm25s) built in {build.get('build_s')} s, "
+        f"{build.get('index_mib')} MiB on disk, memory-mapped by every server. Queries through "
+        "`agenthub serve-retriever`, one query a request, top 3, 4 clients a server:",
+        "",
+        *table(["servers", "queries/s", "p50 ms", "p99 ms", "RSS MiB each", "own (USS) MiB each"], rows),
+        "",
+    ]
+    if batched:
+        rate = num(batched["queries_per_s"])
+        lines += [f"Batches of {batched['batch']} queries to one server: {rate} queries/s.", ""]
+    if per_session:
+        lines += [f"One more env session costs about {per_session.get('bytes_per_session')} bytes.", ""]
+    return lines
+
+
+def webarena_section(web: Json | None) -> list[str]:
+    """The webarena env through the service (benchmarks/webarena_env.py)."""
+    lines = ["## 7. WebArena env: a real browser per server", ""]
+    if web is None:
+        return [*lines, "Not measured: webarena_env.json is missing (`python benchmarks/webarena_env.py`).", ""]
+    machine = web.get("machine", {})
+    quick = " (`--quick`: small samples)" if web.get("quick") else ""
+    latency = web.get("latency", {})
+    rows = [[name.replace("_", " "), ms(v.get("mean_ms")), ms(v.get("p50_ms")), ms(v.get("p90_ms")), str(v.get("n"))]
+            for name, v in latency.items()]  # fmt: skip
+    memory = web.get("memory_per_session", {})
+    per = [f"{r['per_session_mb']:.0f}" for r in memory.get("by_open_sessions", [])]
+    scaling = web.get("scaling", {})
+    cycles = web.get("create_close_cycles", {})
+    lines += [
+        f"`benchmarks/webarena_env.py`{quick}, through `agenthub serve env=webarena` on the built-in shop, "
+        f"load average {machine.get('load_avg_start')} to {machine.get('load_avg_end')} on "
+        f"{machine.get('cores')} cores: upper bounds.",
+        "",
+        *table(["call", "mean ms", "p50 ms", "p90 ms", "n"], rows),
+        "",
+        f"Memory of the server's process tree (server, browser): {memory.get('idle_tree_mb')} MB idle, about "
+        f"{' / '.join(per)} MB more per open session. Step latency doubles at "
+        f"{scaling.get('latency_doubles_at_sessions')} concurrent sessions. Over {cycles.get('cycles')} "
+        f"create/close cycles: processes {' -> '.join(str(p) for p in cycles.get('processes_first_last', []))}, "
+        f"growth over the second half {cycles.get('growth_mb_second_half')} MB (noisy at this load).",
+        "",
+    ]
+    return lines
+
+
 # -- the page --------------------------------------------------------------------------------
 
 
@@ -716,6 +783,8 @@ def render(results: Path, docs: Path) -> str:
         *memory_section(memory, results, docs),
         *learning_section(learning, learning_path, how, docs),
         *engines_section(load(results, "vllm_vs_hf.json"), results, docs),
+        *search_section(load(results, "search_retrieval.json")),
+        *webarena_section(load(results, "webarena_env.json")),
         *runs_section(run),
     ]
     return "\n".join(lines).rstrip() + "\n"
