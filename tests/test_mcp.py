@@ -18,12 +18,32 @@ pytest.importorskip("mcp")
 
 import httpx
 import httpx2
+from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from agenthub import get_plugin_host
-from agenthub.types import Observation, Task
+from agenthub.service.mcp import EnvMCP
+from agenthub.specs import EnvSpec
+from agenthub.types import Observation, Task, TaskSplit
+
+
+class FaultyEnv:
+    """Fails on its second step, as a crashing env would."""
+
+    def reset(self, **_: Any) -> tuple[str, dict[str, Any]]:
+        self.steps = 0
+        return "ready", {}
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self.steps += 1
+        if self.steps == 2:
+            raise RuntimeError("the simulator died")
+        return "ok", 0.0, False, False, {}
+
+    def close(self) -> None:
+        pass
 
 
 @contextmanager
@@ -108,17 +128,25 @@ def test_an_env_is_played_to_the_end_over_streamable_http(tmp_path: Path, env: s
         asyncio.run(main(url))
 
 
-def test_the_built_in_env_is_played_over_stdio(tmp_path: Path) -> None:
+@pytest.mark.parametrize("env", ["guess", "textcraft"])
+def test_an_env_is_played_to_the_end_over_stdio(tmp_path: Path, env: str) -> None:
     async def main(errlog: TextIO) -> None:
-        server = StdioServerParameters(command=sys.executable, args=["-m", "agenthub", "mcp", "env=guess"])
+        server = StdioServerParameters(command=sys.executable, args=["-m", "agenthub", "mcp", f"env={env}"])
         async with (
             stdio_client(server, errlog=errlog) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
-            last = await play_with_oracle(session, "guess", 2)
+            last = await play_with_oracle(session, env, 2)
             assert last["terminated"] is True and last["reward"] > 0
+            # refusals are tool errors that say what to do
+            assert "has no split 'dev'; choose one of: train, test" in await error_of(
+                session, "list_tasks", split="dev"
+            )
+            assert "list_tasks shows the valid ids" in await error_of(session, "start_episode", task_id="no-such-task")
 
+    if env == "textcraft":
+        pytest.importorskip("agenthub_env_textcraft")
     with (tmp_path / "server.log").open("w") as errlog:  # the server's log, kept off the test's output
         asyncio.run(main(errlog))
 
@@ -160,3 +188,20 @@ def test_an_idle_episode_expires_after_the_ttl(tmp_path: Path) -> None:
 
     with mcp_http_server(tmp_path, "env=guess", "ttl=1.5") as url:
         asyncio.run(main(url))
+
+
+def test_an_env_that_raises_ends_its_episode_with_a_tool_error_that_says_what_to_do() -> None:
+    spec = EnvSpec(name="faulty", factory=FaultyEnv, splits={"test": TaskSplit.range(0, 3)}, default_max_turns=5)
+
+    async def main() -> None:
+        async with Client(EnvMCP(spec).server) as client:  # the SDK's client, connected in-process
+            await client.call_tool("start_episode", {"task_id": 0})
+            assert not (await client.call_tool("act", {"action": "go"})).is_error
+            failed = await client.call_tool("act", {"action": "go"})
+            text = " ".join(getattr(part, "text", "") for part in failed.content)
+            assert failed.is_error and "raised RuntimeError: the simulator died" in text
+            again = await client.call_tool("act", {"action": "go"})
+            assert "the episode is over" in " ".join(getattr(part, "text", "") for part in again.content)
+            assert not (await client.call_tool("start_episode", {"task_id": 1})).is_error
+
+    asyncio.run(main())

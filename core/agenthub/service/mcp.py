@@ -153,7 +153,15 @@ class EnvMCP:
             async with held.lock:
                 if held.done:
                     raise ToolError("the episode is over; call end_episode, or start_episode for a new one")
-                observation, reward, terminated, truncated, env_info = await asyncio.to_thread(held.env.step, action)
+                try:
+                    stepped = await asyncio.to_thread(held.env.step, action)
+                except Exception as exc:  # the env's own failure ends its episode, as HTTP's session_failed does
+                    held.done = True
+                    raise ToolError(
+                        f"env {info.name!r} raised {type(exc).__name__}: {exc}; this episode cannot go on: "
+                        "call start_episode to begin another"
+                    ) from None
+                observation, reward, terminated, truncated, env_info = stepped
                 held.turns += 1
                 held.last_used = time.monotonic()
                 truncated = bool(truncated) or held.turns >= info.default_max_turns
