@@ -38,6 +38,11 @@ def _configure_serve(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _configure_deploy(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", choices=["k8s"], help="k8s: Kubernetes manifests and a KubeRay RayJob")
+    add_overrides(parser, "env=sciworld replicas=2 namespace=agents image=REGISTRY/IMAGE:TAG max_sessions=8 out=DIR")
+
+
 def _configure_mcp(parser: argparse.ArgumentParser) -> None:
     add_overrides(parser, "env=guess transport=stdio|http port=8000 max_sessions=256 ttl=600 token=SECRET")
     parser.add_argument("--ready-file", default=None, help="write {url, pid} here once listening (transport=http)")
@@ -229,6 +234,15 @@ def agenthub_register_commands(register: Callable[[CommandSpec], None]) -> None:
             "Write what `agenthub view` shows as one self-contained HTML file.",
             _configure_report,
             _lazy("agenthub.cli.report_command", "run"),
+            __version__,
+        )
+    )
+    register(
+        CommandSpec(
+            "deploy",
+            "Write Kubernetes manifests for an env service (Deployment, Service, autoscaler, ...) and a RayJob.",
+            _configure_deploy,
+            _lazy("agenthub.cli.deploy_command", "run"),
             __version__,
         )
     )

@@ -1,0 +1,40 @@
+"""``agenthub deploy k8s env=NAME [replicas=N token=... namespace=... image=... max_sessions=... out=DIR]``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+from agenthub.config import build_config
+from agenthub.deploy.k8s import K8sConfig, manifests, memory_mib, pod_sessions, validate, write
+from agenthub.plugins import get_plugin_host
+
+
+def run(args: argparse.Namespace) -> int:
+    config = build_config(K8sConfig, args.overrides, config_file=args.config)
+    spec = get_plugin_host().env(config.env)  # an unknown name says which are installed, and the closest
+    documents = manifests(spec, config)
+    # Checked before anything is written, where the validator is installed (agenthub[k8s]).
+    checked = importlib.util.find_spec("kubernetes_validate") is not None
+    if checked:
+        for docs in documents.values():
+            for document in docs:
+                validate(document)
+    out = Path(config.out or Path("k8s") / spec.name)
+    paths = write(documents, out)
+    request, limit, fp = memory_mib(spec, config, pod_sessions(spec, config))
+    print(f"wrote {', '.join(str(p) for p in paths)}")
+    print(
+        f"memory per pod: request {request}Mi, limit {limit}Mi ({fp.base_mib:g} MiB + {fp.per_session_mib:g} MiB a "
+        f"session, from {fp.source})"
+    )
+    if not checked:
+        print(
+            "not validated: pip install 'agenthub[k8s]' to check them against the Kubernetes schemas", file=sys.stderr
+        )
+    print(
+        f"next: kubectl apply -f {out / 'env.yaml'}; then kubectl apply -f {out / 'rayjob-eval.yaml'} (needs KubeRay)"
+    )
+    return 0

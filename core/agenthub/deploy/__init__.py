@@ -1,0 +1,1 @@
+"""Deploying env services beyond one machine: Kubernetes manifests (``agenthub deploy k8s``)."""

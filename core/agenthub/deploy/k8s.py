@@ -1,0 +1,355 @@
+"""Kubernetes manifests for an env service, and a KubeRay RayJob that evaluates through it.
+
+``agenthub deploy k8s env=NAME`` writes, for one env: a Secret (the bearer token), a Deployment (probes
+on /healthz, memory from the env's measured footprint, a graceful stop that closes sessions), a
+Service, a HorizontalPodAutoscaler on sessions in use, a PodDisruptionBudget, and a RayJob that runs
+``agenthub eval ... url=`` against the Service. Sessions are sticky to the pod that made them: each
+pod advertises its own address (``AGENTHUB_ADVERTISE_URL`` from its pod IP), which EnvClient follows
+(see ``agenthub.service.routing``). docs/kubernetes.md is the guide.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from agenthub.errors import ConfigError
+from agenthub.specs import EnvSpec
+
+SESSIONS_METRIC = "agenthub_sessions_active"
+"""The gauge of sessions held that each server exports on /metrics (agenthub.service.metrics)."""
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Resident memory of one server: with no session, and added per open session."""
+
+    base_mib: float
+    per_session_mib: float
+    source: str
+
+
+# From benchmarks/results/env_plugins.json (rss_0_mib; per_session_kib / 1024), rounded up: servers measured
+# with their sessions open. tests/deploy keeps these equal to the file.
+MEASURED: dict[str, Footprint] = {
+    name: Footprint(base, per, "benchmarks/results/env_plugins.json")
+    for name, base, per in [
+        ("guess", 54.0, 0.01),
+        ("trail", 54.0, 0.01),
+        ("maze", 54.0, 0.01),
+        ("wordle", 55.0, 0.01),
+        ("textcraft", 73.0, 0.01),
+        ("babyai", 91.0, 0.01),
+        ("textworld", 98.0, 1.7),
+        ("sciworld", 209.0, 96.0),
+    ]
+}
+DEFAULT_FOOTPRINT = Footprint(256.0, 16.0, "default (the env was not measured)")
+"""For an env with no measurement: generous for a pure-Python env, to be replaced by memory_per_session_mib=."""
+LIMIT_HEADROOM = 1.5
+"""Limit over request: room for peaks (a JVM's GC, a large observation) before the kernel kills the pod."""
+SLACK_MIB = 64
+"""Added to every request: the allocator, imported plugins and the HTTP stack beyond the measured RSS."""
+
+
+class K8sConfig(BaseModel):
+    """``agenthub deploy k8s`` settings (key=value)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env: str = Field(description="the env to serve (a registered name)")
+    replicas: int = Field(default=2, ge=1, description="pods to start with; the autoscaler's minimum")
+    max_replicas: int | None = Field(default=None, ge=1, description="the autoscaler's maximum; default 4 x replicas")
+    namespace: str = Field(default="default", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    image: str | None = Field(
+        default=None, description="an image with agenthub and the env plugin; default agenthub-env-NAME:VERSION"
+    )
+    token: str | None = Field(default=None, description="the bearer token; default: a new random one")
+    max_sessions: int | None = Field(default=None, ge=1, description="per pod; default: the env's, else 256")
+    port: int = Field(default=8000, ge=1, le=65535)
+    cpu: str = Field(default="1", pattern=r"^\d+(\.\d+)?m?$", description="CPU request per pod (no CPU limit)")
+    memory_per_session_mib: float | None = Field(default=None, gt=0, description="override the measured figure")
+    grace_s: int = Field(default=60, ge=15, description="seconds a stopping pod has to close its sessions")
+    agent: str = Field(default="oracle", description="the RayJob's `agenthub eval agent=`")
+    split: str | None = None
+    n: int | None = Field(default=None, ge=1)
+    k: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=32, ge=1)
+    ray_image: str | None = Field(default=None, description="the RayJob's image (ray + agenthub); default: image")
+    ray_version: str = Field(default="2.40.0", description="the Ray version in ray_image")
+    out: str | None = Field(default=None, description="directory to write to; default k8s/NAME")
+
+
+def dns_name(text: str) -> str:
+    """A DNS-1123 label (lowercase letters, digits, '-'; at most 63) for a Kubernetes object's name."""
+    name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:63].rstrip("-")
+    if not name:
+        raise ConfigError(f"{text!r} gives no valid Kubernetes name; use letters, digits and '-'")
+    return name
+
+
+def footprint(spec: EnvSpec, per_session_mib: float | None) -> Footprint:
+    known = MEASURED.get(spec.name, DEFAULT_FOOTPRINT)
+    if per_session_mib is not None:
+        return Footprint(known.base_mib, per_session_mib, "memory_per_session_mib=")
+    return known
+
+
+def memory_mib(spec: EnvSpec, config: K8sConfig, max_sessions: int) -> tuple[int, int, Footprint]:
+    """(request, limit) in MiB for one pod holding ``max_sessions`` sessions."""
+    fp = footprint(spec, config.memory_per_session_mib)
+    request = math.ceil(fp.base_mib + fp.per_session_mib * max_sessions + SLACK_MIB)
+    return request, math.ceil(request * LIMIT_HEADROOM), fp
+
+
+def pod_sessions(spec: EnvSpec, config: K8sConfig) -> int:
+    """Sessions one pod holds: ``max_sessions=``, else the env's service default, else the server's (256)."""
+    return int(config.max_sessions or spec.service_defaults.get("max_sessions", 256))
+
+
+def manifests(spec: EnvSpec, config: K8sConfig) -> dict[str, list[dict[str, Any]]]:
+    """The documents, by file name: ``env.yaml`` (the service) and ``rayjob-eval.yaml`` (the eval run)."""
+    name = dns_name(f"agenthub-env-{spec.name}")
+    ns = config.namespace
+    max_sessions = pod_sessions(spec, config)
+    request_mib, limit_mib, _ = memory_mib(spec, config, max_sessions)
+    image = config.image or f"agenthub-env-{dns_name(spec.name)}:{spec.version or 'latest'}"
+    labels = {"app.kubernetes.io/name": "agenthub-env", "app.kubernetes.io/instance": name}
+    meta = {"name": name, "namespace": ns, "labels": labels}
+    secret_name = f"{name}-token"
+    token_env = {"name": "AGENTHUB_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret_name, "key": "token"}}}
+    probe = {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 5, "timeoutSeconds": 2}
+    container = {
+        "name": "env",
+        "image": image,
+        "command": ["agenthub"],
+        # No token here: `agenthub serve` reads $AGENTHUB_TOKEN, so it never appears in the pod spec.
+        "args": ["serve", f"env={spec.name}", "host=0.0.0.0", f"port={config.port}", f"max_sessions={max_sessions}"],
+        "ports": [{"name": "http", "containerPort": config.port, "protocol": "TCP"}],
+        "env": [
+            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            # Sticky sessions: each create answer names this pod, and clients send the session's calls here.
+            {"name": "AGENTHUB_ADVERTISE_URL", "value": f"http://$(POD_IP):{config.port}"},
+            token_env,
+        ],
+        # A slow first start (a JVM, a browser) gets 2 minutes before liveness may restart it.
+        "startupProbe": {**probe, "failureThreshold": 24},
+        "readinessProbe": {**probe, "failureThreshold": 2},
+        "livenessProbe": {**probe, "periodSeconds": 10, "failureThreshold": 3},
+        # Leave the Service's endpoints before SIGTERM, so no new session is sent to a pod that is stopping.
+        "lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}},
+        # No CPU limit: throttling stalls every session of the pod; the request places it.
+        "resources": {
+            "requests": {"cpu": config.cpu, "memory": f"{request_mib}Mi"},
+            "limits": {"memory": f"{limit_mib}Mi"},
+        },
+        "securityContext": {"allowPrivilegeEscalation": False},
+    }
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": meta,
+        "spec": {
+            "replicas": config.replicas,
+            "selector": {"matchLabels": labels},
+            # A new pod is ready before an old one stops: capacity never drops during a rollout.
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+            "template": {
+                "metadata": {
+                    "labels": labels,
+                    "annotations": {
+                        "prometheus.io/scrape": "true",
+                        "prometheus.io/port": str(config.port),
+                        "prometheus.io/path": "/metrics",
+                    },
+                },
+                "spec": {
+                    # preStop (5 s), then SIGTERM: `agenthub serve` stops taking requests and closes every session.
+                    "terminationGracePeriodSeconds": config.grace_s,
+                    "containers": [container],
+                },
+            },
+        },
+    }
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta,
+        "spec": {
+            "type": "ClusterIP",
+            "selector": labels,
+            "ports": [{"name": "http", "port": config.port, "targetPort": "http", "protocol": "TCP"}],
+        },
+    }
+    hpa = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": meta,
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "minReplicas": config.replicas,
+            "maxReplicas": max(config.replicas, config.max_replicas or 4 * config.replicas),
+            "metrics": [
+                {
+                    "type": "Pods",
+                    "pods": {
+                        "metric": {"name": SESSIONS_METRIC},
+                        # Scale out at 3/4 full, before new sessions meet 503s.
+                        "target": {"type": "AverageValue", "averageValue": str(max(1, (3 * max_sessions) // 4))},
+                    },
+                }
+            ],
+            # A removed pod takes its sessions with it: scale in slowly, one pod at a time.
+            "behavior": {
+                "scaleDown": {
+                    "stabilizationWindowSeconds": 600,
+                    "policies": [{"type": "Pods", "value": 1, "periodSeconds": 300}],
+                }
+            },
+        },
+    }
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": meta,
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": labels}},
+    }
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {**meta, "name": secret_name},
+        "type": "Opaque",
+        "stringData": {"token": config.token or secrets.token_urlsafe(32)},
+    }
+    return {"env.yaml": [secret, deployment, service, hpa, pdb], "rayjob-eval.yaml": [rayjob(spec, config, token_env)]}
+
+
+def rayjob(spec: EnvSpec, config: K8sConfig, token_env: Mapping[str, Any]) -> dict[str, Any]:
+    """A KubeRay RayJob that runs ``agenthub eval`` on a one-node Ray cluster against the env's Service."""
+    name = dns_name(f"agenthub-env-{spec.name}")
+    url = f"http://{name}.{config.namespace}.svc.cluster.local:{config.port}"
+    words = ["agenthub", "eval", f"env={spec.name}", f"agent={config.agent}", f"url={url}", 'token="$AGENTHUB_TOKEN"']
+    words += [f"k={config.k}", f"concurrency={config.concurrency}"]
+    words += [f"split={config.split}"] if config.split else []
+    words += [f"n={config.n}"] if config.n else []
+    image = config.ray_image or config.image or f"agenthub-env-{dns_name(spec.name)}:{spec.version or 'latest'}"
+    head = {
+        "name": "ray-head",
+        "image": image,
+        "env": [dict(token_env)],
+        "ports": [
+            {"name": "gcs", "containerPort": 6379},
+            {"name": "dashboard", "containerPort": 8265},
+            {"name": "client", "containerPort": 10001},
+        ],
+        "resources": {"requests": {"cpu": "2", "memory": "4Gi"}, "limits": {"memory": "4Gi"}},
+    }
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {
+            "name": dns_name(f"agenthub-eval-{spec.name}"),
+            "namespace": config.namespace,
+            "labels": {"app.kubernetes.io/name": "agenthub-eval"},
+        },
+        "spec": {
+            "entrypoint": " ".join(words),
+            "shutdownAfterJobFinishes": True,
+            "ttlSecondsAfterFinished": 600,
+            "rayClusterSpec": {
+                "rayVersion": config.ray_version,
+                "headGroupSpec": {
+                    "rayStartParams": {"dashboard-host": "0.0.0.0"},
+                    "template": {"spec": {"containers": [head]}},
+                },
+            },
+        },
+    }
+
+
+def write(documents: Mapping[str, list[dict[str, Any]]], out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for file_name, docs in documents.items():
+        path = out / file_name
+        path.write_text(yaml.dump_all(docs, Dumper=_PlainDumper, sort_keys=False))
+        written.append(path)
+    return written
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """Writes shared values in full: no &anchors/*aliases, which many Kubernetes tools reject or mangle."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+# -- validation (agenthub[k8s]) ---------------------------------------------------------------------
+
+KUBERNETES_VERSION = "1.37"
+
+
+def rayjob_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads((files("agenthub.deploy") / "schemas" / "rayjob-v1.json").read_text())
+    return schema
+
+
+def validate(document: Mapping[str, Any], *, kubernetes_version: str = KUBERNETES_VERSION) -> None:
+    """Raise ConfigError if ``document`` is not valid for its kind: Kubernetes' schemas (offline, from
+    kubernetes-validate) for built-in kinds, KubeRay's RayJob CRD schema for a RayJob. Unknown fields fail,
+    as under ``kubectl apply --validate=strict``."""
+    try:
+        import jsonschema
+        import kubernetes_validate
+    except ImportError as exc:
+        raise ConfigError(f"validating manifests needs {exc.name}: pip install 'agenthub[k8s]'") from None
+    kind = document.get("kind")
+    try:
+        if kind == "RayJob":
+            jsonschema.validate(dict(document), _strict(rayjob_schema()))
+            for template in _pod_templates(rayjob_schema(), document):
+                pod_template = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"}}
+                kubernetes_validate.validate({**pod_template, "template": template}, kubernetes_version, strict=True)
+        else:
+            kubernetes_validate.validate(dict(document), kubernetes_version, strict=True)
+    except (jsonschema.ValidationError, kubernetes_validate.ValidationError) as exc:
+        where = "/".join(str(p) for p in exc.path)
+        raise ConfigError(f"{kind} is not valid at {where or 'its top'}: {exc.message}") from None
+
+
+def _strict(schema: Any) -> Any:
+    """The schema with unknown properties refused wherever it lists properties (pod templates excepted)."""
+    if isinstance(schema, dict):
+        out = {k: _strict(v) for k, v in schema.items()}
+        if "properties" in schema and "additionalProperties" not in schema:
+            out["additionalProperties"] = False
+        return out
+    if isinstance(schema, list):
+        return [_strict(v) for v in schema]
+    return schema
+
+
+def _pod_templates(schema: Mapping[str, Any], value: Any) -> list[Any]:
+    """Every value in ``value`` whose schema node is marked as a pod template."""
+    if schema.get("x-agenthub-pod-template"):
+        return [value]
+    found: list[Any] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            child = schema.get("properties", {}).get(key)
+            if child is not None:
+                found += _pod_templates(child, item)
+    elif isinstance(value, list) and "items" in schema:
+        for item in value:
+            found += _pod_templates(schema["items"], item)
+    return found

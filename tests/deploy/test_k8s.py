@@ -1,0 +1,124 @@
+"""`agenthub deploy k8s`: its manifests checked offline against the Kubernetes 1.37 schemas (kubernetes-validate)
+and KubeRay's RayJob CRD schema (jsonschema), for several envs and options; and its errors."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agenthub import get_plugin_host
+from agenthub.cli.main import main
+from agenthub.deploy.k8s import MEASURED, SESSIONS_METRIC, K8sConfig, manifests, validate
+from agenthub.errors import ConfigError
+
+pytest.importorskip("kubernetes_validate")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def deploy(tmp_path: Path, *args: str) -> dict[str, list[dict[str, Any]]]:
+    assert main(["deploy", "k8s", *args, f"out={tmp_path}"]) == 0
+    return {p.name: list(yaml.safe_load_all(p.read_text())) for p in sorted(tmp_path.glob("*.yaml"))}
+
+
+def by_kind(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {d["kind"]: d for d in docs}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["env=guess"],
+        ["env=sciworld", "replicas=3", "namespace=agents", "image=registry.example/agenthub-sci:1", "token=s3cret"],
+        ["env=textcraft", "max_sessions=64", "max_replicas=10", "n=20", "k=4", "split=test", "cpu=500m"],
+        ["env=webarena", "memory_per_session_mib=40", "port=9000", "grace_s=120", "agent=openai"],
+    ],
+)
+def test_every_manifest_validates(tmp_path: Path, args: list[str]) -> None:
+    files = deploy(tmp_path, *args)
+    assert set(files) == {"env.yaml", "rayjob-eval.yaml"}
+    docs = files["env.yaml"] + files["rayjob-eval.yaml"]
+    assert [d["kind"] for d in docs] == [
+        "Secret",
+        "Deployment",
+        "Service",
+        "HorizontalPodAutoscaler",
+        "PodDisruptionBudget",
+        "RayJob",
+    ]
+    for doc in docs:
+        validate(doc)  # raises on any schema violation or unknown field
+
+
+def test_deployment_probes_resources_shutdown_and_token(tmp_path: Path) -> None:
+    docs = by_kind(deploy(tmp_path, "env=sciworld", "token=s3cret")["env.yaml"])
+    pod = docs["Deployment"]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+        assert container[probe]["httpGet"]["path"] == "/healthz"
+    # sciworld: 8 sessions a pod (its service default), 96 MiB each on a 209 MiB server, plus 64 MiB slack.
+    assert "max_sessions=8" in container["args"]
+    assert container["resources"]["requests"]["memory"] == f"{209 + 96 * 8 + 64}Mi"
+    assert container["resources"]["limits"]["memory"] == f"{math.ceil((209 + 96 * 8 + 64) * 1.5)}Mi"
+    assert pod["terminationGracePeriodSeconds"] >= 30 and container["lifecycle"]["preStop"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["AGENTHUB_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == docs["Secret"]["metadata"]["name"]
+    assert env["AGENTHUB_ADVERTISE_URL"]["value"] == "http://$(POD_IP):8000"
+    assert docs["Secret"]["stringData"]["token"] == "s3cret"
+    assert "s3cret" not in yaml.safe_dump(docs["Deployment"])  # never inline
+    metric = docs["HorizontalPodAutoscaler"]["spec"]["metrics"][0]["pods"]
+    assert metric["metric"]["name"] == SESSIONS_METRIC == "agenthub_sessions_active"
+    assert metric["target"]["averageValue"] == "6"  # 3/4 of 8
+
+
+def test_rayjob_evaluates_through_the_service(tmp_path: Path) -> None:
+    files = deploy(tmp_path, "env=textcraft", "namespace=agents", "n=5")
+    service = by_kind(files["env.yaml"])["Service"]
+    entrypoint = files["rayjob-eval.yaml"][0]["spec"]["entrypoint"]
+    assert f"url=http://{service['metadata']['name']}.agents.svc.cluster.local:8000" in entrypoint
+    assert "agenthub eval env=textcraft" in entrypoint and "n=5" in entrypoint
+
+
+def test_a_generated_token_is_random() -> None:
+    spec = get_plugin_host().env("guess")
+    tokens = {
+        by_kind(manifests(spec, K8sConfig(env="guess"))["env.yaml"])["Secret"]["stringData"]["token"] for _ in "ab"
+    }
+    assert len(tokens) == 2 and all(len(t) >= 32 for t in tokens)
+
+
+def test_validation_refuses_what_a_cluster_would(tmp_path: Path) -> None:
+    docs = by_kind(manifests(get_plugin_host().env("guess"), K8sConfig(env="guess"))["env.yaml"])
+    broken = json.loads(json.dumps(docs["Deployment"]))
+    broken["spec"]["replicas"] = "two"
+    with pytest.raises(ConfigError, match="Deployment is not valid at spec/replicas"):
+        validate(broken)
+    job = manifests(get_plugin_host().env("guess"), K8sConfig(env="guess"))["rayjob-eval.yaml"][0]
+    unknown = {**job, "spec": {**job["spec"], "entrypont": "typo"}}
+    with pytest.raises(ConfigError, match="RayJob is not valid"):
+        validate(unknown)
+    bad_pod = json.loads(json.dumps(job))
+    bad_pod["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"] = 3
+    with pytest.raises(ConfigError, match="RayJob is not valid"):
+        validate(bad_pod)
+
+
+def test_unknown_env_and_bad_options_are_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["deploy", "k8s", "env=sciwrld", f"out={tmp_path}"]) == 2
+    assert "did you mean 'sciworld'?" in capsys.readouterr().err
+    assert main(["deploy", "k8s", "env=guess", "namespace=Bad_NS", f"out={tmp_path}"]) == 2
+    assert "namespace" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing written on an error
+
+
+def test_measured_footprints_match_the_benchmark_results() -> None:
+    results = json.loads((ROOT / "benchmarks/results/env_plugins.json").read_text())["envs"]
+    for name, fp in MEASURED.items():
+        memory = results[name]["memory"]
+        assert fp.base_mib >= memory["rss_0_mib"] and fp.base_mib - memory["rss_0_mib"] < 1.5, name
+        per = memory["per_session_kib"] / 1024
+        assert fp.per_session_mib >= per and fp.per_session_mib - per < 0.5, name
