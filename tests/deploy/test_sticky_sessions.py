@@ -16,11 +16,15 @@ import socket
 from collections.abc import AsyncIterator, Iterator
 
 import aiohttp
+import httpx
 import pytest
 from aiohttp import web
 
-from agenthub import EnvClient, LocalServer
+from agenthub import EnvClient, LocalServer, get_plugin_host
 from agenthub.errors import SessionNotFoundError
+from agenthub.service.routing import session_base_url
+from agenthub.service.server import create_app
+from agenthub.service.settings import ServiceSettings
 
 pytestmark = pytest.mark.anyio
 _HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
@@ -124,3 +128,24 @@ async def test_without_an_advertised_address_a_session_is_lost_behind_the_balanc
             assert client.session_url(session.id) == url
             with pytest.raises(SessionNotFoundError):
                 await session.step("guess 1")
+
+
+@pytest.mark.parametrize("lean_routes", [True, False])
+async def test_both_create_paths_name_the_session_location(lean_routes: bool) -> None:
+    # The lean ASGI path and FastAPI's route answer creates alike; both must carry the Location.
+    settings = ServiceSettings(advertise_url="http://10.1.2.3:8000", lean_routes=lean_routes)
+    app = create_app(get_plugin_host().env("guess"), settings)
+    transport = httpx.ASGITransport(app=app)
+    async with app.router.lifespan_context(app), httpx.AsyncClient(transport=transport, base_url="http://s") as raw:
+        answer = await raw.post("/v1/sessions", json={"task_id": 0, "split": "train"})
+    assert answer.status_code == 201
+    assert answer.headers["location"] == f"http://10.1.2.3:8000/v1/sessions/{answer.json()['session_id']}"
+
+
+def test_only_a_location_naming_the_session_is_followed() -> None:
+    assert session_base_url("http://10.0.0.7:8000/v1/sessions/abc", "abc") == "http://10.0.0.7:8000"
+    assert session_base_url("https://pod.example/v1/sessions/abc", "abc") == "https://pod.example"
+    assert session_base_url("http://10.0.0.7:8000/v1/sessions/other", "abc") is None  # another session's
+    assert session_base_url("/v1/sessions/abc", "abc") is None  # relative: stay on the address used
+    assert session_base_url("ftp://10.0.0.7/v1/sessions/abc", "abc") is None
+    assert session_base_url(None, "abc") is None
