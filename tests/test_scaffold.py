@@ -113,7 +113,7 @@ def test_unknown_names_and_non_projects_get_a_clear_answer(tmp_path: Path) -> No
         [sys.executable, "-m", "agenthub", "install", "nosuchplugin"], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2
-    assert "unknown plugin 'nosuchplugin': say its kind (env-NAME" in done.stderr and "env-sciworld" in done.stderr
+    assert "unknown plugin 'nosuchplugin'; say its kind (env-NAME" in done.stderr and "env-sciworld" in done.stderr
     with pytest.raises(ConfigError, match="is not a Python project"):
         requirement(str(tmp_path))
 

@@ -41,8 +41,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
     server.server_close()
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+@pytest.fixture(scope="module")  # not session: Playwright's sync API holds the main thread's event loop
+def browser() -> Iterator[Any]:  # while it is open, and async tests of other plugins after these need it
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
