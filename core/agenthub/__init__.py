@@ -1,14 +1,16 @@
 """agenthub: a plugin-based, gym-style environment hub for training LLM agents.
 
-Light names are imported eagerly; the service, client and launcher (FastAPI,
-uvicorn, httpx, gymnasium) load on first use, so that a plugin module that
-only does ``from agenthub import hookimpl, EnvSpec`` stays cheap to import.
+This module is the public API for env and agent plugins (CONTRIBUTING.md, "The public
+API"); trainer plugins add :mod:`agenthub.rollout`, :mod:`agenthub.training` and
+:mod:`agenthub.config`, and tests :mod:`agenthub.testing`. Light names are imported
+eagerly; the service, client and launcher (FastAPI, uvicorn, httpx, gymnasium) load on
+first use, so that a plugin module that only does ``from agenthub import hookimpl,
+EnvSpec`` stays cheap to import.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agenthub._version import __version__
 from agenthub.errors import (
@@ -23,9 +25,10 @@ from agenthub.errors import (
     UnknownNameError,
 )
 from agenthub.hookimpl import hookimpl
+from agenthub.lazy_exports import lazy_exports
 from agenthub.plugins import PluginHost, get_plugin_host
-from agenthub.protocols import Agent, AgentEpisode, Environment, StepTuple, Trainer
-from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, TrainerSpec
+from agenthub.protocols import Agent, AgentEpisode, Environment, HorizonSchedule, StepTuple, Trainer
+from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, HorizonSpec, TrainerSpec
 from agenthub.types import (
     PROTOCOL_VERSION,
     Action,
@@ -36,6 +39,7 @@ from agenthub.types import (
     StepResult,
     Task,
     TaskId,
+    TaskList,
     TaskSplit,
     TokenTrace,
     ToolCall,
@@ -44,38 +48,36 @@ from agenthub.types import (
 )
 
 if TYPE_CHECKING:
+    from agenthub.gymnasium.remote_env import RemoteGymEnv
     from agenthub.make import make
-    from agenthub.rollout.episode import play_episode
+    from agenthub.processes import popen, watch_parent
+    from agenthub.rollout.episode_loop import play_episode
     from agenthub.rollout.tokens import ContextLengthExceeded
     from agenthub.service.client import EnvClient, RemoteSession, SyncEnvClient
-    from agenthub.service.gym_adapter import RemoteGymEnv
-    from agenthub.service.launcher import LocalServer, ThreadedServer
+    from agenthub.service.launcher import LocalServer, ServerStartError, ThreadedServer
     from agenthub.service.server import create_app
-    from agenthub.service.settings import ServiceSettings
+    from agenthub.service.settings import ServiceSettings, apply_env_defaults
 
-_LAZY = {
-    "make": "agenthub.make",
-    "ContextLengthExceeded": "agenthub.rollout.tokens",
-    "play_episode": "agenthub.rollout.episode",
-    "EnvClient": "agenthub.service.client",
-    "RemoteSession": "agenthub.service.client",
-    "SyncEnvClient": "agenthub.service.client",
-    "RemoteGymEnv": "agenthub.service.gym_adapter",
-    "LocalServer": "agenthub.service.launcher",
-    "ThreadedServer": "agenthub.service.launcher",
-    "create_app": "agenthub.service.server",
-    "ServiceSettings": "agenthub.service.settings",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agenthub' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "make": "agenthub.make",
+        "popen": "agenthub.processes",
+        "watch_parent": "agenthub.processes",
+        "ContextLengthExceeded": "agenthub.rollout.tokens",
+        "play_episode": "agenthub.rollout.episode_loop",
+        "EnvClient": "agenthub.service.client",
+        "RemoteSession": "agenthub.service.client",
+        "SyncEnvClient": "agenthub.service.client",
+        "RemoteGymEnv": "agenthub.gymnasium.remote_env",
+        "LocalServer": "agenthub.service.launcher",
+        "ServerStartError": "agenthub.service.launcher",
+        "ThreadedServer": "agenthub.service.launcher",
+        "create_app": "agenthub.service.server",
+        "ServiceSettings": "agenthub.service.settings",
+        "apply_env_defaults": "agenthub.service.settings",
+    },
+)
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -95,6 +97,8 @@ __all__ = [
     "EnvSpec",
     "Environment",
     "EpisodeDoneError",
+    "HorizonSchedule",
+    "HorizonSpec",
     "LocalServer",
     "Observation",
     "Outcome",
@@ -103,6 +107,7 @@ __all__ = [
     "RemoteGymEnv",
     "RemoteSession",
     "ServerBusyError",
+    "ServerStartError",
     "ServiceSettings",
     "SessionNotFoundError",
     "StepResult",
@@ -110,6 +115,7 @@ __all__ = [
     "SyncEnvClient",
     "Task",
     "TaskId",
+    "TaskList",
     "TaskSplit",
     "ThreadedServer",
     "TokenTrace",
@@ -120,9 +126,13 @@ __all__ = [
     "Turn",
     "UnknownNameError",
     "__version__",
+    "apply_env_defaults",
     "create_app",
     "get_plugin_host",
     "hookimpl",
+    "lazy_exports",
     "make",
     "play_episode",
+    "popen",
+    "watch_parent",
 ]

@@ -19,6 +19,9 @@ from agenthub.errors import ConfigError, did_you_mean
 M = TypeVar("M", bound=BaseModel)
 
 
+__all__ = ["build_config", "deep_merge", "describe_validation_error", "load_yaml", "parse_overrides", "validate_config"]
+
+
 def parse_overrides(items: Iterable[str]) -> dict[str, Any]:
     """Turn ``["a=1", "b.c=x"]`` into ``{"a": 1, "b": {"c": "x"}}``."""
     result: dict[str, Any] = {}

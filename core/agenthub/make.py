@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from agenthub.gymnasium.remote_env import RemoteGymEnv
 from agenthub.plugins import get_plugin_host
 from agenthub.service.client import SyncEnvClient
-from agenthub.service.gym_adapter import RemoteGymEnv
 from agenthub.service.launcher import LocalServer
 
 

@@ -207,7 +207,7 @@ class PluginHost:
 
     def env(self, name: str) -> EnvSpec:
         if name.startswith("gym:") and name not in self.envs:
-            from agenthub.gym_import import gym_env_spec  # gymnasium envs are built on request, not registered
+            from agenthub.gymnasium.importer import gym_env_spec  # gymnasium envs are built on request, not registered
 
             self.envs.add(gym_env_spec(name), owner="gymnasium")
         if name.startswith("reasoning_gym:") and name not in self.envs:

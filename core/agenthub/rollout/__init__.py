@@ -1,1 +1,99 @@
-"""Running episodes: one at a time here; the concurrent hub executor builds on it."""
+"""Running episodes for training: the public API of trainer plugins.
+
+A trainer replaces its framework's rollout step with the hub executor:
+
+* :class:`Executor`, :class:`EpisodeRequest`, :func:`episode_requests`: many episodes at
+  once against a pool of env servers (:class:`EnvPool`);
+* :class:`TokenPolicy` and its :class:`SamplingParams`, :class:`Generation`: a framework's
+  ``generate(prompt_ids, sampling)`` as an agent whose turns keep their exact token ids;
+  :func:`render`, :class:`ChatTemplateDeltas` and :class:`Message` tokenize chats the same way;
+* :class:`RunStore`: the run directory (config, trajectories, metrics) that resume reads;
+* :func:`build_horizon`, :class:`FixedHorizon`: turn-limit schedules (``horizon.*``).
+
+Every name loads on first use, so importing this package costs nothing. The modules
+behind it are private: import from ``agenthub.rollout``, not ``agenthub.rollout.policy``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agenthub.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from agenthub.rollout.episode_loop import play_episode
+    from agenthub.rollout.executor import EpisodeRequest, Executor, episode_requests
+    from agenthub.rollout.horizon import FixedHorizon, LinearHorizon, StepwiseHorizon, build_horizon
+    from agenthub.rollout.policy import (
+        GenerateFn,
+        Generation,
+        GenerationError,
+        SamplingParams,
+        TokenEpisode,
+        TokenPolicy,
+        call_generate,
+    )
+    from agenthub.rollout.pool import EnvPool, NoHealthyEndpointError
+    from agenthub.rollout.store import CONFIG_FILE, RunStore, RunStoreError, new_run_id
+    from agenthub.rollout.tokens import ChatTemplateDeltas, ChatTokenizer, ContextLengthExceeded, Message, render
+
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "play_episode": ".episode_loop",
+        "EpisodeRequest": ".executor",
+        "Executor": ".executor",
+        "episode_requests": ".executor",
+        "FixedHorizon": ".horizon",
+        "LinearHorizon": ".horizon",
+        "StepwiseHorizon": ".horizon",
+        "build_horizon": ".horizon",
+        "GenerateFn": ".policy",
+        "Generation": ".policy",
+        "GenerationError": ".policy",
+        "SamplingParams": ".policy",
+        "TokenEpisode": ".policy",
+        "TokenPolicy": ".policy",
+        "call_generate": ".policy",
+        "EnvPool": ".pool",
+        "NoHealthyEndpointError": ".pool",
+        "CONFIG_FILE": ".store",
+        "RunStore": ".store",
+        "RunStoreError": ".store",
+        "new_run_id": ".store",
+        "ChatTemplateDeltas": ".tokens",
+        "ChatTokenizer": ".tokens",
+        "ContextLengthExceeded": ".tokens",
+        "Message": ".tokens",
+        "render": ".tokens",
+    },
+)
+
+__all__ = [
+    "CONFIG_FILE",
+    "ChatTemplateDeltas",
+    "ChatTokenizer",
+    "ContextLengthExceeded",
+    "EnvPool",
+    "EpisodeRequest",
+    "Executor",
+    "FixedHorizon",
+    "GenerateFn",
+    "Generation",
+    "GenerationError",
+    "LinearHorizon",
+    "Message",
+    "NoHealthyEndpointError",
+    "RunStore",
+    "RunStoreError",
+    "SamplingParams",
+    "StepwiseHorizon",
+    "TokenEpisode",
+    "TokenPolicy",
+    "build_horizon",
+    "call_generate",
+    "episode_requests",
+    "new_run_id",
+    "play_episode",
+    "render",
+]

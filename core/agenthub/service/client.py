@@ -53,7 +53,7 @@ from agenthub.types import (
 )
 
 if TYPE_CHECKING:
-    from agenthub.service.gym_adapter import RemoteGymEnv
+    from agenthub.gymnasium.remote_env import RemoteGymEnv
 
 T = TypeVar("T")
 _RETRY_STATUSES = frozenset({429, 503})
@@ -379,7 +379,7 @@ class EnvClient:
 
     def as_gym(self, **kwargs: Any) -> RemoteGymEnv:
         """A ``gymnasium.Env`` over this server (the gym API is synchronous: it gets its own sync client)."""
-        from agenthub.service.gym_adapter import RemoteGymEnv
+        from agenthub.gymnasium.remote_env import RemoteGymEnv
 
         sync = SyncEnvClient(self.base_url, token=self.token, retries=self.retries, transport=self.transport)
         return RemoteGymEnv(sync, owns_client=True, **kwargs)
@@ -507,6 +507,6 @@ class SyncEnvClient:
         self._loop.run(self._client.close_session(session_id))
 
     def as_gym(self, **kwargs: Any) -> RemoteGymEnv:
-        from agenthub.service.gym_adapter import RemoteGymEnv
+        from agenthub.gymnasium.remote_env import RemoteGymEnv
 
         return RemoteGymEnv(self, owns_client=False, **kwargs)

@@ -1,36 +1,68 @@
-"""Conformance checks and pytest helpers for environment plugins.
+"""Test helpers for plugins: conformance checks, tiny local models, token checks.
 
 In a plugin's tests::
 
     from agenthub.testing import conformance_tests
 
     test_conformance = conformance_tests("textcraft")  # one pytest item per check
+
+:func:`build_tiny_model` and :func:`build_tokenizer` build a small random model and its
+tokenizer on the spot (never a download); :class:`ModelSampler` samples from one the way an
+inference engine would; :func:`check_sampled_turns` checks that a trainer trains on exactly
+the tokens the engine sampled; :func:`run_cli` runs an ``agenthub`` command in-process.
+Every name loads on first use (torch only with the model helpers).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agenthub.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from agenthub.cli.main import main as run_cli
     from agenthub.testing.conformance import CHECK_NAMES, ConformanceReport, check_env, run_checks
+    from agenthub.testing.model_sampler import ModelSampler, Sample, is_canonical
     from agenthub.testing.pytest_plugin import conformance_tests
+    from agenthub.testing.tiny_model import build_tiny_model
+    from agenthub.testing.tiny_tokenizer import build_tokenizer
+    from agenthub.testing.token_checks import CheckTally, EngineAnswer, SequenceView, check_sampled_turns
 
-_LAZY = {
-    "CHECK_NAMES": "agenthub.testing.conformance",
-    "ConformanceReport": "agenthub.testing.conformance",
-    "check_env": "agenthub.testing.conformance",
-    "run_checks": "agenthub.testing.conformance",
-    "conformance_tests": "agenthub.testing.pytest_plugin",
-}
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "run_cli": "agenthub.cli.main:main",
+        "CHECK_NAMES": ".conformance",
+        "ConformanceReport": ".conformance",
+        "check_env": ".conformance",
+        "run_checks": ".conformance",
+        "ModelSampler": ".model_sampler",
+        "Sample": ".model_sampler",
+        "is_canonical": ".model_sampler",
+        "conformance_tests": ".pytest_plugin",
+        "build_tiny_model": ".tiny_model",
+        "build_tokenizer": ".tiny_tokenizer",
+        "CheckTally": ".token_checks",
+        "EngineAnswer": ".token_checks",
+        "SequenceView": ".token_checks",
+        "check_sampled_turns": ".token_checks",
+    },
+)
 
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agenthub.testing' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-__all__ = ["CHECK_NAMES", "ConformanceReport", "check_env", "conformance_tests", "run_checks"]
+__all__ = [
+    "CHECK_NAMES",
+    "CheckTally",
+    "ConformanceReport",
+    "EngineAnswer",
+    "ModelSampler",
+    "Sample",
+    "SequenceView",
+    "build_tiny_model",
+    "build_tokenizer",
+    "check_env",
+    "check_sampled_turns",
+    "conformance_tests",
+    "is_canonical",
+    "run_checks",
+    "run_cli",
+]

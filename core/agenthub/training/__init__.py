@@ -5,9 +5,11 @@
 * :func:`check_launch`: the env and the policy's token limits, played for real on one
   task, refused with the setting to change;
 * :func:`step_warning`: a warning for a step whose episodes mostly ended truncated or
-  in an infra outcome.
+  in an infra outcome;
+* :mod:`resumption`: what ``--resume RUN_DIR`` may change and how a run reopens.
 """
 
+from agenthub.training import resumption
 from agenthub.training.launch_checks import Finding, LaunchRefused, LaunchReport, TokenLimits, check_launch
 from agenthub.training.prerequisites import (
     CPU_TRAINERS,
@@ -33,5 +35,6 @@ __all__ = [
     "check_launch",
     "framework_problems",
     "gpu_available",
+    "resumption",
     "step_warning",
 ]

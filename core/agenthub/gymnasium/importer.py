@@ -113,7 +113,7 @@ class GymTextEnv:
     ) -> None:
         kwargs = dict(make_kwargs or {})
         renderer = resolve_factory(render, what=f"gym:{gym_id} renderer") if render else None
-        probe_spec = _gym_spec(gym_id)
+        _gym_spec(gym_id)  # an unknown id is refused here, with what to install or type
         use_ansi = False
         if renderer is None:
             probe = gymnasium.make(gym_id, **kwargs)
@@ -132,7 +132,6 @@ class GymTextEnv:
         self._renderer = renderer
         self._use_ansi = use_ansi
         self._actions = self._action_names(action_names)
-        self._max_steps = probe_spec.max_episode_steps
         self._done = False
 
     def _action_names(self, given: Sequence[str] | None) -> list[str] | None:

@@ -1,14 +1,17 @@
-"""A ``gymnasium.Env`` over an environment server, with text spaces."""
+"""hub -> gymnasium: a ``gymnasium.Env`` over an environment server, with text spaces.
+
+The other direction, a gymnasium env served as a hub env, is :mod:`agenthub.gymnasium.importer`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import gymnasium as gym
 from gymnasium import spaces
 
-from agenthub.service.client import SyncEnvClient
-from agenthub.types import TaskId
+from agenthub.types import Action, EnvInfo, ResetResult, StepResult, TaskId
 
 # Every character a text observation may contain: tab, newline, carriage return
 # and all printable code points of the Basic Multilingual Plane (no surrogates).
@@ -17,6 +20,51 @@ TEXT_CHARSET = "\t\n\r" + "".join(
 )
 MAX_OBSERVATION_CHARS = 1 << 20
 MAX_ACTION_CHARS = 2048
+
+
+class _Session(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def observation(self) -> str: ...
+
+    @property
+    def info(self) -> Mapping[str, Any]: ...
+
+
+class GymSessionClient(Protocol):
+    """What :class:`RemoteGymEnv` needs of a client: ``agenthub.SyncEnvClient`` is one.
+
+    A protocol rather than the client class, so that this module does not import the client
+    module, which imports this one for ``as_gym()``.
+    """
+
+    def info(self) -> EnvInfo: ...
+
+    def create_session(
+        self,
+        task_id: TaskId | None = ...,
+        *,
+        split: str | None = ...,
+        seed: int | None = ...,
+        options: dict[str, Any] | None = ...,
+    ) -> _Session: ...
+
+    def reset(
+        self,
+        session_id: str,
+        task_id: TaskId | None = ...,
+        *,
+        seed: int | None = ...,
+        options: dict[str, Any] | None = ...,
+    ) -> ResetResult: ...
+
+    def step(self, session_id: str, action: Action) -> StepResult: ...
+
+    def close_session(self, session_id: str) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class RemoteGymEnv(gym.Env[str, str]):
@@ -32,7 +80,7 @@ class RemoteGymEnv(gym.Env[str, str]):
 
     def __init__(
         self,
-        client: SyncEnvClient,
+        client: GymSessionClient,
         *,
         task_id: TaskId | None = None,
         split: str | None = None,

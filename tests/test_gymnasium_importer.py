@@ -15,7 +15,7 @@ from gymnasium import spaces
 
 from agenthub import SyncEnvClient, get_plugin_host
 from agenthub.errors import ConfigError
-from agenthub.gym_import import GymTextEnv, ansi_to_text, gym_env_spec
+from agenthub.gymnasium.importer import GymTextEnv, ansi_to_text, gym_env_spec
 from agenthub.service.launcher import ThreadedServer
 from agenthub.service.settings import ServiceSettings
 from agenthub.testing.conformance import check_env

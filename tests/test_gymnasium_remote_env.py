@@ -44,7 +44,7 @@ def test_unknown_env_name_fails_before_starting_a_server() -> None:
 
 def test_text_space_admits_real_text() -> None:
     env_space = agenthub.RemoteGymEnv.__init__  # noqa: F841 - spaces are built per instance
-    from agenthub.service.gym_adapter import TEXT_CHARSET
+    from agenthub.gymnasium.remote_env import TEXT_CHARSET
 
     for text in ("You see a red key 1 step forward.\n> look", "Café — naïve 日本語, 100% (ok)!\t"):
         assert set(text) <= set(TEXT_CHARSET)
