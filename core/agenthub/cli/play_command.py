@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agenthub.config import build_config
 from agenthub.plugins import get_plugin_host
-from agenthub.rollout.episode import play_episode
+from agenthub.rollout.episode_loop import play_episode
 from agenthub.service.client import EnvClient
 from agenthub.service.launcher import LocalServer
 from agenthub.types import Task, TaskId, Turn

@@ -20,24 +20,11 @@ from collections.abc import AsyncIterator, Callable, Container, Iterable, Mappin
 from dataclasses import dataclass
 from typing import Any
 
-from agenthub._version import __version__
-from agenthub.errors import AgenthubError, EnvServerUnavailableError, EnvServiceError
-from agenthub.protocols import Agent, AgentEpisode
-from agenthub.rollout.pool import EnvPool, NoHealthyEndpointError
-from agenthub.rollout.tokens import ContextLengthExceeded
-from agenthub.service.client import RemoteSession
-from agenthub.types import (
-    PROTOCOL_VERSION,
-    AgentReply,
-    EnvInfo,
-    Observation,
-    Outcome,
-    Task,
-    TaskId,
-    TokenTrace,
-    Trajectory,
-    Turn,
-)
+from agenthub.errors import AgenthubError, EnvServerUnavailableError
+from agenthub.protocols import Agent
+from agenthub.rollout.episode_loop import EpisodeFailure, EpisodePlay, agent_provenance
+from agenthub.rollout.pool import Endpoint, EnvPool, NoHealthyEndpointError
+from agenthub.types import EnvInfo, Outcome, Task, Trajectory, Turn
 
 log = logging.getLogger("agenthub.executor")
 
@@ -58,40 +45,6 @@ def episode_requests(tasks: Sequence[Task], samples: int = 1) -> list[EpisodeReq
     if samples < 1:
         raise AgenthubError(f"samples per task must be >= 1, got {samples}")
     return [EpisodeRequest(f"{i}/{k}", task) for i, task in enumerate(tasks) for k in range(samples)]
-
-
-class _Failure(Exception):
-    """Ends one attempt with an outcome; ``retry`` says whether a fresh session may help."""
-
-    def __init__(self, outcome: Outcome, message: str, *, retry: bool) -> None:
-        super().__init__(message)
-        self.outcome = outcome
-        self.retry = retry
-
-
-def _env_failure(exc: Exception, *, during: str) -> _Failure:
-    if isinstance(exc, EnvServerUnavailableError):
-        return _Failure(Outcome.ENV_ERROR, f"{during}: {exc}", retry=True)
-    assert isinstance(exc, EnvServiceError)
-    if exc.status == 504:
-        return _Failure(Outcome.TIMEOUT, f"{during}: {exc}", retry=True)
-    if exc.status >= 500 or exc.status in (404, 409, 429, 503):  # crashed, restarted, expired, busy
-        return _Failure(Outcome.ENV_ERROR, f"{during}: {exc}", retry=True)
-    if during == "step":  # 400/413/422 on a step: the action itself was malformed
-        return _Failure(Outcome.AGENT_ERROR, f"the env rejected the action: {exc}", retry=False)
-    return _Failure(Outcome.ENV_ERROR, f"{during}: {exc}", retry=False)
-
-
-class _BoundedEpisode:
-    """An agent episode whose ``act`` waits for the policy endpoint's concurrency limit."""
-
-    def __init__(self, episode: AgentEpisode, limit: asyncio.Semaphore) -> None:
-        self.episode = episode
-        self.limit = limit
-
-    async def act(self, observation: Observation) -> AgentReply:
-        async with self.limit:
-            return await self.episode.act(observation)
 
 
 class Executor:
@@ -129,8 +82,7 @@ class Executor:
         self.max_attempts = max_attempts
         self.retry_backoff_s = retry_backoff_s
         self.episode_timeout_s = episode_timeout_s
-        describe = getattr(agent, "describe", None)
-        self.provenance = {**(describe() if callable(describe) else {}), **(provenance or {})}
+        self.provenance = {**agent_provenance(agent), **(provenance or {})}
         self.on_turn = on_turn
 
     # -- many episodes ------------------------------------------------------------
@@ -192,14 +144,15 @@ class Executor:
 
     async def _attempt(self, request: EpisodeRequest, info: EnvInfo) -> tuple[Trajectory, bool]:
         """One session's worth of the episode, and whether a fresh session might do better."""
-        task = request.task
-        max_turns = task.max_turns or info.default_max_turns
+        on_turn = self.on_turn
+        play = EpisodePlay(
+            self.agent,
+            request.task,
+            info,
+            on_turn=(lambda number, turn: on_turn(request.key, number, turn)) if on_turn is not None else None,
+            act_limit=self.policy_limit,
+        )
         started = time.monotonic()
-        turns: list[Turn] = []
-        first_observation = ""
-        tokens: TokenTrace | None = None
-        outcome, error, retry = Outcome.TRUNCATED, None, False
-        task_id: TaskId | None = task.task_id
         endpoint_url = ""
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -208,113 +161,19 @@ class Executor:
                 try:
                     endpoint = await stack.enter_async_context(self.pool.slot())
                 except NoHealthyEndpointError as exc:
-                    raise _Failure(Outcome.ENV_ERROR, str(exc), retry=True) from exc
+                    raise EpisodeFailure(Outcome.ENV_ERROR, str(exc), retry=True) from exc
                 endpoint_url = endpoint.url
-                try:
-                    session = await endpoint.client.create_session(
-                        task.task_id, split=task.split, seed=task.seed, options=task.options
-                    )
-                except (EnvServiceError, EnvServerUnavailableError) as exc:
-                    self._report(endpoint, exc)
-                    raise _env_failure(exc, during="create session") from exc
-                stack.push_async_callback(_close_quietly, session)
-                task_id, first_observation = session.task_id, session.observation
-                episode = self.agent.start_episode(task.model_copy(update={"task_id": task_id}), info)
-                try:
-                    outcome = await self._play(request.key, episode, session, max_turns, turns, endpoint)
-                finally:
-                    trace = getattr(episode, "token_trace", None)
-                    tokens = trace.model_copy(deep=True) if isinstance(trace, TokenTrace) else None
-        except _Failure as failure:
-            outcome, error, retry = failure.outcome, str(failure), failure.retry
+                await play.play(endpoint.client, on_unavailable=self._reporter(endpoint))
+        except EpisodeFailure as failure:
+            play.fail(failure)
         except TimeoutError:
-            outcome, retry = Outcome.TIMEOUT, True
-            error = f"the episode took longer than episode_timeout_s={self.episode_timeout_s:g}"
-        trajectory = Trajectory(
-            task=task.model_copy(update={"task_id": task_id}),
-            first_observation=first_observation,
-            turns=turns,
-            reward=sum(t.reward for t in turns),
-            outcome=outcome,
-            error=error,
-            provenance=self._provenance(info, task, task_id, max_turns, endpoint_url),
-            key=request.key,
-            tokens=tokens,
-            duration_s=round(time.monotonic() - started, 6),
+            timeout = f"the episode took longer than episode_timeout_s={self.episode_timeout_s:g}"
+            play.fail(EpisodeFailure(Outcome.TIMEOUT, timeout, retry=True))
+        duration_s = round(time.monotonic() - started, 6)
+        trajectory = play.trajectory(
+            endpoint=endpoint_url, provenance=self.provenance, key=request.key, duration_s=duration_s
         )
-        return trajectory, retry
+        return trajectory, play.retry
 
-    async def _play(
-        self,
-        key: str,
-        episode: AgentEpisode,
-        session: RemoteSession,
-        max_turns: int,
-        turns: list[Turn],
-        endpoint: Any,
-    ) -> Outcome:
-        if self.policy_limit is not None:
-            episode = _BoundedEpisode(episode, self.policy_limit)
-        observation = Observation(text=session.observation, info=session.info)
-        while len(turns) < max_turns:
-            try:
-                reply = await episode.act(observation)
-            except ContextLengthExceeded:
-                return Outcome.TRUNCATED  # the policy's context is full: a normal, trainable end
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # any agent failure is the agent's outcome, never a crash of the run
-                message = f"the agent failed: {type(exc).__name__}: {exc}"
-                raise _Failure(Outcome.AGENT_ERROR, message, retry=False) from exc
-            try:
-                result = await session.step(reply.action)
-            except (EnvServiceError, EnvServerUnavailableError) as exc:
-                self._report(endpoint, exc)
-                raise _env_failure(exc, during="step") from exc
-            turn = Turn(
-                action=reply.action,
-                observation=result.observation,
-                reward=result.reward,
-                terminated=result.terminated,
-                truncated=result.truncated,
-                info=result.info,
-                text=reply.text if reply.text != reply.action else None,
-                token_ids=reply.token_ids,
-                logprobs=reply.logprobs,
-            )
-            turns.append(turn)
-            if self.on_turn is not None:
-                self.on_turn(key, len(turns), turn)
-            if result.terminated:
-                won = result.info.get("won")
-                return Outcome.SUCCESS if (bool(won) if won is not None else result.reward > 0) else Outcome.FAILURE
-            if result.truncated:
-                return Outcome.TRUNCATED
-            observation = Observation(text=result.observation, info=result.info)
-        return Outcome.TRUNCATED
-
-    def _report(self, endpoint: Any, exc: Exception) -> None:
-        if isinstance(exc, EnvServerUnavailableError):
-            self.pool.report_failure(endpoint, exc)
-
-    def _provenance(
-        self, info: EnvInfo, task: Task, task_id: TaskId | None, max_turns: int, endpoint_url: str
-    ) -> dict[str, Any]:
-        return {
-            "agenthub_version": __version__,
-            "protocol": PROTOCOL_VERSION,
-            "env": info.name,
-            "env_version": info.version,
-            "task_id": task_id,
-            "split": task.split,
-            "seed": task.seed,
-            "max_turns": max_turns,
-            "endpoint": endpoint_url,
-            **self.provenance,
-        }
-
-
-async def _close_quietly(session: RemoteSession) -> None:
-    # A dead server's sessions are freed by its TTL reaper or its restart.
-    with contextlib.suppress(EnvServiceError, EnvServerUnavailableError):
-        await session.close()
+    def _reporter(self, endpoint: Endpoint) -> Callable[[EnvServerUnavailableError], None]:
+        return lambda exc: self.pool.report_failure(endpoint, exc)

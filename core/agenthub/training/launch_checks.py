@@ -32,7 +32,7 @@ from typing import Any
 
 from agenthub.errors import ConfigError, EnvServerUnavailableError
 from agenthub.protocols import Agent, AgentEpisode
-from agenthub.rollout.episode import play_episode
+from agenthub.rollout.episode_loop import play_episode
 from agenthub.rollout.tokens import ChatTemplateDeltas, TokenAssembler
 from agenthub.service.client import EnvClient
 from agenthub.types import AgentReply, EnvInfo, Observation, Outcome, Task, TaskId, TaskList, Trajectory
