@@ -8,7 +8,9 @@ A trainer replaces its framework's rollout step with the hub executor:
   ``generate(prompt_ids, sampling)`` as an agent whose turns keep their exact token ids;
   :func:`render`, :class:`ChatTemplateDeltas` and :class:`Message` tokenize chats the same way;
 * :class:`RunStore`: the run directory (config, trajectories, metrics) that resume reads;
-* :func:`build_horizon`, :class:`FixedHorizon`: turn-limit schedules (``horizon.*``).
+* :func:`build_horizon`, :class:`FixedHorizon`: turn-limit schedules (``horizon.*``);
+* :func:`terminal_outcome`: the one rule for how an episode the env ended came out
+  (``info["won"]`` when given, else reward > 0), for a trainer that steps sessions itself.
 
 Every name loads on first use, so importing this package costs nothing. The modules
 behind it are private: import from ``agenthub.rollout``, not ``agenthub.rollout.policy``.
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING
 from agenthub.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from agenthub.rollout.episode_loop import play_episode
+    from agenthub.rollout.episode_loop import play_episode, terminal_outcome
     from agenthub.rollout.executor import EpisodeRequest, Executor, episode_requests
     from agenthub.rollout.horizon import FixedHorizon, LinearHorizon, StepwiseHorizon, build_horizon
     from agenthub.rollout.policy import (
@@ -41,6 +43,7 @@ __getattr__ = lazy_exports(
     __name__,
     {
         "play_episode": ".episode_loop",
+        "terminal_outcome": ".episode_loop",
         "EpisodeRequest": ".executor",
         "Executor": ".executor",
         "episode_requests": ".executor",
@@ -96,4 +99,5 @@ __all__ = [
     "new_run_id",
     "play_episode",
     "render",
+    "terminal_outcome",
 ]
