@@ -55,12 +55,14 @@ from agenthub import (
     EnvSpec,
     LocalServer,
     Observation,
+    Outcome,
     ServiceSettings,
     Task,
     TaskId,
     UnknownNameError,
     get_plugin_host,
 )
+from agenthub.rollout import terminal_outcome
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MIB = 1024 * 1024
@@ -167,11 +169,6 @@ async def server_step_seconds(url: str) -> tuple[float, float]:
     return values.get("agenthub_step_seconds_sum", 0.0), values.get("agenthub_step_seconds_count", 0.0)
 
 
-def _won(reward: float, info: dict[str, Any]) -> bool:
-    won = info.get("won")
-    return bool(won) if won is not None else reward > 0
-
-
 # -- 1. latency, in-process and through the service, interleaved ----------------------------
 
 
@@ -200,7 +197,7 @@ async def in_process_episode(spec: EnvSpec, agent: Agent, task: Task, info: EnvI
             with side.op("step").timed():
                 text, reward, terminated, truncated, step_info = env.step(action)
             if terminated or truncated:
-                won = terminated and _won(reward, step_info)
+                won = terminated and terminal_outcome(reward, step_info) is Outcome.SUCCESS
                 break
         side.finish(won)
     except Exception as exc:
@@ -227,7 +224,7 @@ async def service_episode(client: EnvClient, agent: Agent, task: Task, info: Env
             with side.op("step").timed():
                 result = await session.step(action)
             if result.done:
-                won = result.terminated and _won(result.reward, result.info)
+                won = result.terminated and terminal_outcome(result.reward, result.info) is Outcome.SUCCESS
                 break
             observation = Observation(text=result.observation, info=result.info)
         side.finish(won)
