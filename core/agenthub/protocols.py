@@ -7,7 +7,7 @@ anything from agenthub, only to have the right methods.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from agenthub.types import Action, AgentReply, EnvInfo, Observation, Task, TaskId
 
@@ -45,6 +45,56 @@ class Environment(Protocol):
 
     def step(self, action: Action) -> StepTuple:
         """Apply one action and return ``(observation, reward, terminated, truncated, info)``."""
+        ...
+
+    def close(self) -> None:
+        """Free what the instance holds. Calling it twice must be harmless."""
+        ...
+
+
+class SeatStep(NamedTuple):
+    """What a multi-player env's ``step`` returns.
+
+    ``observations`` maps seats to what they see now: at least the seat on turn next while the
+    game goes on, and every seat once it has ended (each seat's final view). ``rewards`` maps
+    seats to their reward for this step (a seat left out gets 0). ``seat`` is the seat on turn
+    next; once the episode has ended it is ignored.
+    """
+
+    observations: dict[int, str]
+    rewards: dict[int, float]
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+    seat: int
+
+
+@runtime_checkable
+class MultiPlayerEnvironment(Protocol):
+    """A text environment with seats: two or more players take turns in one session.
+
+    Its spec declares ``players`` (the number of seats, numbered from 0). ``reset`` returns the
+    observation addressed to the seat on turn, the info and that seat; ``step`` is called with
+    the acting seat, which the service has checked is the seat on turn. An invalid action is
+    answered in the env's own words (the same seat stays on turn, or loses, as the game says),
+    never by raising. Instances follow :class:`Environment`'s threading rules.
+    """
+
+    def reset(
+        self,
+        *,
+        task_id: TaskId | None = None,
+        seed: int | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> tuple[str, dict[str, Any], int]:
+        """Start an episode: ``(observation for the seat on turn, info, seat on turn)``.
+
+        Raise ``ValueError`` for a task id or option the environment does not know (HTTP 422).
+        """
+        ...
+
+    def step(self, seat: int, action: Action) -> SeatStep:
+        """Apply ``seat``'s action; see :class:`SeatStep` for the answer."""
         ...
 
     def close(self) -> None:

@@ -46,6 +46,8 @@ def _check_name(name: str, kind: str) -> None:
         name = name[4:].replace("/", "-").replace(":", "-")
     if kind == "env" and name.startswith("reasoning_gym:"):  # reasoning-gym generators: "reasoning_gym:leg_counting"
         name = name.removeprefix("reasoning_gym:")
+    if kind == "env" and name.startswith("textarena:"):  # TextArena games: "textarena:TicTacToe-v0"
+        name = name.removeprefix("textarena:")
     if not name or not all(c.isalnum() or c in "-_." for c in name):
         raise PluginError(f"{kind} name {name!r} must be non-empty and use only letters, digits, '-', '_' and '.'")
 
@@ -77,11 +79,23 @@ class EnvSpec:
     service_defaults: Mapping[str, Any] = field(default_factory=dict)
     """Server settings this env needs unless the user sets them, e.g. ``{"max_sessions": 16, "idle_envs": 0}``
     for an env that holds a JVM per session (see ``agenthub.service.settings.ServiceSettings``)."""
+    players: int = 1
+    """Seats per session; more than 1 makes it a multi-player env, whose factory builds an
+    ``agenthub.MultiPlayerEnvironment`` (``docs/protocol.md``, Seats)."""
+    seats: tuple[str, ...] | None = None
+    """The seats' names, one per player (e.g. ``("X", "O")``), shown in ``/v1/info`` and eval reports."""
 
     def __post_init__(self) -> None:
         _check_name(self.name, "env")
         if self.default_max_turns < 1:
             raise PluginError(f"env {self.name!r}: default_max_turns must be >= 1, got {self.default_max_turns}")
+        if self.players < 1:
+            raise PluginError(f"env {self.name!r}: players must be >= 1, got {self.players}")
+        if self.seats is not None and len(self.seats) != self.players:
+            raise PluginError(
+                f"env {self.name!r}: seats names {len(self.seats)} seats but players is {self.players}; "
+                "give one name per seat, or none"
+            )
 
     def make(self, **kwargs: Any) -> Environment:
         """Build one environment instance."""
@@ -104,6 +118,8 @@ class EnvSpec:
             description=self.description,
             tools=self.tools,
             instructions=self.instructions,
+            players=self.players,
+            seats=list(self.seats) if self.seats is not None else None,
         )
 
 

@@ -190,6 +190,12 @@ class StepRequest(_Request):
         description="Retrying a step with the same request_id returns the stored result "
         "instead of applying the action again.",
     )
+    # No bound in the schema: the service names the seats that exist (422 unknown_seat).
+    seat: StrictInt | None = Field(
+        default=None,
+        description="The seat that acts (multi-player envs only, where it is required): "
+        "the seat named on turn by the last answer.",
+    )
 
 
 # ---- wire protocol v1: answers --------------------------------------------------
@@ -206,6 +212,21 @@ class EnvInfo(_Wire):
     tools: list[JSONDict] | None = None
     instructions: str | None = None
     """The env's system prompt for a model: the game's rules and the action format."""
+    players: StrictInt = Field(default=1, ge=1)
+    """Seats in one session: 1 for a single-player env; more makes a multi-player env, whose
+    answers name the seat on turn and whose steps name the seat that acts."""
+    seats: list[str] | None = None
+    """The seats' names (``players`` of them), e.g. ``["X", "O"]``; seats are numbered from 0."""
+
+    @model_validator(mode="after")
+    def _seat_names(self) -> EnvInfo:
+        if self.seats is not None and len(self.seats) != self.players:
+            raise ValueError(f"seats names {len(self.seats)} seats but players is {self.players}; name each seat once")
+        return self
+
+    @property
+    def multi_player(self) -> bool:
+        return self.players > 1
 
 
 class TaskList(_Wire):
@@ -219,6 +240,8 @@ class TaskList(_Wire):
 class ResetResult(_Wire):
     observation: str
     info: JSONDict = Field(default_factory=dict)
+    seat: StrictInt | None = None
+    """Multi-player envs: the seat on turn, to whom ``observation`` is addressed; absent otherwise."""
 
 
 class SessionCreated(ResetResult):
@@ -232,6 +255,21 @@ class StepResult(_Wire):
     terminated: bool
     truncated: bool
     info: JSONDict = Field(default_factory=dict)
+    seat: StrictInt | None = None
+    """Multi-player envs: the seat on turn next, to whom ``observation`` is addressed; once the
+    episode has ended, the seat that acted last. Absent for a single-player env."""
+    rewards: dict[str, float] | None = None
+    """Multi-player envs: every seat's reward for this step, keyed by seat number (``"0"``, ``"1"``);
+    ``reward`` is the acting seat's. A seat's return is the sum over the episode's steps."""
+    observations: dict[str, str] | None = None
+    """Multi-player envs, on the step that ends the episode: every seat's final observation, keyed
+    by seat number, so that each seat sees how the game ended."""
+
+    def seat_reward(self, seat: int) -> float:
+        """``seat``'s reward for this step (``reward`` for a single-player env)."""
+        if self.rewards is None:
+            return self.reward
+        return self.rewards.get(str(seat), 0.0)
 
     @property
     def done(self) -> bool:
@@ -245,6 +283,8 @@ class SessionState(_Wire):
     done: bool
     created_at: float
     last_used_at: float
+    seat: StrictInt | None = None
+    """Multi-player envs: the seat on turn (the last to act once the episode has ended)."""
 
 
 class ErrorDetail(_Wire):
@@ -318,6 +358,9 @@ class Trajectory(_Wire):
     attempts: int = Field(default=1, ge=1)
     """Sessions used: infra failures are retried on a fresh session."""
     duration_s: float | None = None
+    seat: int | None = Field(default=None, ge=0)
+    """Multi-player envs: the seat this trajectory played; its turns, reward, outcome and tokens are
+    that seat's own. One trajectory is stored per seat of an episode. None for a single-player env."""
 
     @property
     def trainable(self) -> bool:

@@ -8,7 +8,7 @@ from agenthub._version import __version__
 from agenthub.hookimpl import hookimpl
 from agenthub.specs import AgentSpec, EnvSpec, HorizonSpec
 
-from . import guess, trail
+from . import guess, tictactoe, trail
 
 
 @hookimpl
@@ -41,6 +41,22 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             instructions=trail.INSTRUCTIONS,
         )
     )
+    register(
+        EnvSpec(
+            name="tictactoe",
+            factory="agenthub.builtin.tictactoe:TicTacToeEnv",
+            splits=tictactoe.SPLITS,
+            # the game takes at most 9 moves; the rest allows for unreadable or illegal moves
+            default_max_turns=20,
+            description="Tic-tac-toe for two seats, X then O (built in; a multi-player env).",
+            version=__version__,
+            oracle="tictactoe-oracle",
+            inline_calls=True,  # pure Python: a move takes microseconds
+            instructions=tictactoe.INSTRUCTIONS,
+            players=2,
+            seats=tictactoe.MARKS,
+        )
+    )
 
 
 @hookimpl
@@ -61,6 +77,15 @@ def agenthub_register_agents(register: Callable[[AgentSpec], None]) -> None:
             description="Follows every sign; wins every trail task.",
             version=__version__,
             env="trail",
+        )
+    )
+    register(
+        AgentSpec(
+            name="tictactoe-oracle",
+            factory="agenthub.builtin.tictactoe:TicTacToeOracle",
+            description="Minimax; never loses a tictactoe game, from either seat.",
+            version=__version__,
+            env="tictactoe",
         )
     )
     register(

@@ -18,15 +18,17 @@ from typing import Any
 
 import orjson
 
-from agenthub.protocols import Environment
+from agenthub.protocols import Environment, MultiPlayerEnvironment
 from agenthub.service.env_calls import EnvCalls
 from agenthub.service.metrics import ServiceMetrics
+from agenthub.service.seats import check_seat, seat_reply, seat_reset
 from agenthub.service.sessions import ServiceError, Session, SessionTable, new_session_id
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import EnvSpec
 from agenthub.types import CreateSessionRequest, EnvInfo, ResetRequest, StepRequest
 
 log = logging.getLogger("agenthub.service")
+AnyEnv = Environment | MultiPlayerEnvironment
 
 
 def encode_json(data: Any) -> bytes:
@@ -69,6 +71,8 @@ class EnvService:
         self.spec = spec
         self.settings = settings
         self.info: EnvInfo = spec.info()
+        self.players = self.info.players
+        """Seats per session; more than 1 makes every reset and step go through ``seats``."""
         self.splits = spec.resolved_splits()
         self.default_split = next(iter(self.splits))
         self.table = SessionTable(
@@ -83,18 +87,18 @@ class EnvService:
             inline=inline,
             inline_budget_s=settings.inline_budget_ms / 1000,
         )
-        self.idle_envs: list[Environment] = []
+        self.idle_envs: list[AnyEnv] = []
         self._task_rng = random.Random()
         self._reaper: asyncio.Task[None] | None = None
 
     # -- environment instances -----------------------------------------------------
 
-    async def new_env(self) -> Environment:
+    async def new_env(self) -> AnyEnv:
         if self.idle_envs:
             return self.idle_envs.pop()
         return await self.calls.run("make", self.spec.make, **self.settings.env_kwargs)
 
-    async def retire_env(self, env: Environment, *, reusable: bool) -> None:
+    async def retire_env(self, env: AnyEnv, *, reusable: bool) -> None:
         """Keep a healthy instance for the next session, or close it."""
         if reusable and len(self.idle_envs) < self.settings.idle_envs:
             self.idle_envs.append(env)
@@ -127,16 +131,22 @@ class EnvService:
         assert tasks.start is not None
         return tasks.start + index
 
-    async def reset_env(self, env: Environment, task_id: Any, seed: int | None, options: dict[str, Any]) -> Any:
+    async def reset_env(
+        self, env: AnyEnv, task_id: Any, seed: int | None, options: dict[str, Any]
+    ) -> tuple[str, dict[str, Any], int | None]:
+        """The first observation, info and (multi-player envs only) the seat on turn."""
         try:
-            observation, info = await self.calls.run("reset", env.reset, task_id=task_id, seed=seed, options=options)
+            result = await self.calls.run("reset", env.reset, task_id=task_id, seed=seed, options=options)
         except ValueError as exc:
             raise ServiceError(422, "invalid_reset", f"the environment refused the reset: {exc}") from None
+        if self.players > 1:
+            return seat_reset(result, self.players)
+        observation, info = result
         if not isinstance(observation, str) or not isinstance(info, dict):
             raise ServiceError(
                 500, "env_contract", "the environment's reset must return (observation: str, info: dict)"
             )
-        return observation, info
+        return observation, info, None
 
     # -- the protocol's session operations -----------------------------------------------
 
@@ -148,20 +158,21 @@ class EnvService:
         """
         task_id = self.choose_task(body.task_id, body.split, body.seed)
         self.table.reserve()
-        env: Environment | None = None
+        env: AnyEnv | None = None
         session_id = new_session_id()
         try:
             env = await self.new_env()
-            observation, reset_info = await self.reset_env(env, task_id, body.seed, body.options)
-            answer = encode_json(
-                {"session_id": session_id, "task_id": task_id, "observation": observation, "info": reset_info}
-            )
+            observation, reset_info, seat = await self.reset_env(env, task_id, body.seed, body.options)
+            created = {"session_id": session_id, "task_id": task_id, "observation": observation, "info": reset_info}
+            if seat is not None:
+                created["seat"] = seat
+            answer = encode_json(created)
         except BaseException as exc:
             self.table.release_reservation()
             if env is not None:
                 await self.retire_env(env, reusable=isinstance(exc, ServiceError) and exc.status == 422)
             raise
-        session = Session(env=env, task_id=task_id, id=session_id)
+        session = Session(env=env, task_id=task_id, id=session_id, seat=seat)
         self.table.add(session)
         self.metrics.sessions_created.inc()
         self.metrics.sessions_active.set(len(self.table))
@@ -173,15 +184,19 @@ class EnvService:
         async with session.lock:
             _refuse_if_failed(session)
             task_id = session.task_id if body.task_id is None else self.choose_task(body.task_id, None, None)
-            observation, reset_info = await _guard(
+            observation, reset_info, seat = await _guard(
                 session, self.reset_env(session.env, task_id, body.seed, body.options)
             )
             session.task_id = task_id
             session.turns = 0
             session.done = False
+            session.seat = seat
             session.replies.clear()
             session.touch()
-            answer: bytes = await _guard(session, _encoded({"observation": observation, "info": reset_info}))
+            reset: dict[str, Any] = {"observation": observation, "info": reset_info}
+            if seat is not None:
+                reset["seat"] = seat
+            answer: bytes = await _guard(session, _encoded(reset))
         return answer
 
     async def step_session(self, session_id: str, body: StepRequest) -> tuple[bytes, bool]:
@@ -197,6 +212,7 @@ class EnvService:
                 session.touch()
                 return session.replies[body.request_id], True
             _refuse_if_failed(session)
+            check_seat(body.seat, self.players, session.seat if not session.done else None)
             if session.done:
                 raise ServiceError(
                     409,
@@ -209,6 +225,7 @@ class EnvService:
             self.metrics.step_seconds.observe(time.perf_counter() - started)
             session.turns += 1
             session.done = reply["terminated"] or reply["truncated"]
+            session.seat = reply.get("seat")
             answer: bytes = await _guard(session, _encoded(reply))
             if body.request_id is not None:
                 session.remember(body.request_id, answer, self.table.remembered_replies)
@@ -220,6 +237,10 @@ class EnvService:
         await self.end_session(self.table.pop(session_id), "closed")
 
     async def _apply_step(self, session: Session, body: StepRequest) -> dict[str, Any]:
+        if self.players > 1:
+            assert body.seat is not None  # check_seat refused a step without one
+            result = await self.calls.run("step", session.env.step, body.seat, body.action)
+            return seat_reply(result, body.seat, self.players)
         return _step_reply(await self.calls.run("step", session.env.step, body.action))
 
     # -- life cycle ------------------------------------------------------------------------

@@ -209,7 +209,8 @@ def _install_routes(app: FastAPI, service: EnvService) -> None:
     in the common case, and these stay as their documentation and for every other request."""
     table = service.table
     metrics = service.metrics
-    info_body = orjson.dumps(service.info.model_dump())
+    # A single-player env's info stays as it was before seats existed.
+    info_body = orjson.dumps(service.info.model_dump(exclude=None if service.players > 1 else {"players", "seats"}))
 
     @app.get("/healthz", response_model=Health)
     async def healthz() -> Response:

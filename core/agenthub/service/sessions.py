@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenthub.protocols import Environment
+from agenthub.protocols import Environment, MultiPlayerEnvironment
 from agenthub.types import TaskId
 
 
@@ -36,7 +36,7 @@ def new_session_id() -> str:
 class Session:
     """One live episode on this server."""
 
-    env: Environment
+    env: Environment | MultiPlayerEnvironment
     task_id: TaskId | None
     id: str = field(default_factory=new_session_id)
     created_at: float = field(default_factory=time.time)
@@ -44,6 +44,8 @@ class Session:
     last_used_monotonic: float = field(default_factory=time.monotonic)
     turns: int = 0
     done: bool = False
+    seat: int | None = None
+    """Multi-player envs: the seat on turn (the last to act once the episode has ended); None otherwise."""
     failure: str | None = None
     """Why the environment can no longer be trusted (it raised or hung); steps are refused."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -60,7 +62,7 @@ class Session:
             self.replies.popitem(last=False)
 
     def state(self) -> dict[str, Any]:
-        return {
+        state = {
             "session_id": self.id,
             "task_id": self.task_id,
             "turns": self.turns,
@@ -68,6 +70,9 @@ class Session:
             "created_at": self.created_at,
             "last_used_at": self.last_used_at,
         }
+        if self.seat is not None:
+            state["seat"] = self.seat
+        return state
 
 
 class SessionTable:
