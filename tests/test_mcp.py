@@ -156,7 +156,7 @@ def test_capacity_one_mcp_session_per_env_session(tmp_path: Path) -> None:
         async with http_session(url) as first, http_session(url) as second:
             await call(first, "start_episode", task_id=10000)
             refused = await error_of(second, "start_episode", task_id=10000)
-            assert "at capacity: 1 episodes are running, its max_sessions" in refused
+            assert "at capacity: 1 sessions are running, its max_sessions (1, HTTP and MCP together)" in refused
             await call(first, "start_episode", task_id=10001)  # a session restarting keeps its own place
             await call(first, "end_episode")
             await call(second, "start_episode", task_id=10000)  # the freed place is taken
@@ -174,7 +174,7 @@ def test_a_token_is_required_on_streamable_http(tmp_path: Path) -> None:
         for headers in ({}, {"Authorization": "Bearer wrong"}):
             refused = httpx.post(url, json={}, headers=headers, timeout=30)
             assert refused.status_code == 401
-            assert "Authorization: Bearer TOKEN" in refused.json()["error"]["message"]
+            assert "Authorization: Bearer <token>" in refused.json()["error"]["message"]
         asyncio.run(main(url))
 
 
@@ -185,6 +185,7 @@ def test_an_idle_episode_expires_after_the_ttl(tmp_path: Path) -> None:
             await call(session, "act", action="guess 8")
             await asyncio.sleep(2.5)
             assert "idle past the server's ttl of 1.5 s" in await error_of(session, "act", action="guess 4")
+            assert "call start_episode first" in await error_of(session, "end_episode")
 
     with mcp_http_server(tmp_path, "env=guess", "ttl=1.5") as url:
         asyncio.run(main(url))
@@ -194,14 +195,17 @@ def test_an_env_that_raises_ends_its_episode_with_a_tool_error_that_says_what_to
     spec = EnvSpec(name="faulty", factory=FaultyEnv, splits={"test": TaskSplit.range(0, 3)}, default_max_turns=5)
 
     async def main() -> None:
-        async with Client(EnvMCP(spec).server) as client:  # the SDK's client, connected in-process
+        served = EnvMCP.standalone(spec)
+        async with served.running(), Client(served.server) as client:  # the SDK's client, connected in-process
             await client.call_tool("start_episode", {"task_id": 0})
             assert not (await client.call_tool("act", {"action": "go"})).is_error
             failed = await client.call_tool("act", {"action": "go"})
             text = " ".join(getattr(part, "text", "") for part in failed.content)
-            assert failed.is_error and "raised RuntimeError: the simulator died" in text
+            assert failed.is_error and "failed (RuntimeError: the simulator died)" in text
             again = await client.call_tool("act", {"action": "go"})
-            assert "the episode is over" in " ".join(getattr(part, "text", "") for part in again.content)
+            assert "this episode cannot go on: call start_episode" in " ".join(
+                getattr(part, "text", "") for part in again.content
+            )
             assert not (await client.call_tool("start_episode", {"task_id": 1})).is_error
 
     asyncio.run(main())

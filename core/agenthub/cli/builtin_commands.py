@@ -29,7 +29,12 @@ def _lazy(module: str, attr: str) -> Callable[[argparse.Namespace], int]:
 
 
 def _configure_serve(parser: argparse.ArgumentParser) -> None:
-    add_overrides(parser, "env=guess port=8000 max_sessions=256 ttl=600 token=SECRET env_kwargs.high=32")
+    add_overrides(parser, "env=guess port=8000 max_sessions=256 ttl=600 token=SECRET mcp=true env_kwargs.high=32")
+    parser.epilog = (
+        "mcp=true: the same server also answers MCP (streamable HTTP) at /mcp, with the tools list_tasks, "
+        "start_episode, act and end_episode; an MCP episode is one of its sessions, under the same max_sessions, "
+        "ttl and token (needs agenthub[mcp]). agenthub mcp serves MCP alone, over stdio or HTTP."
+    )
     parser.add_argument("--ready-file", default=None, help="write {url, pid} here once listening (used by launchers)")
     parser.add_argument(
         "--insecure",

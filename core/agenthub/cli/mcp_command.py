@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     config = build_config(MCPConfig, args.overrides, config_file=args.config)
     spec = get_plugin_host().env(config.env)
     settings = ServiceSettings.model_validate(config.model_dump(include=config.model_fields_set - {"env", "transport"}))
-    served = EnvMCP(spec, settings)
+    served = EnvMCP.standalone(spec, settings)
     if config.transport == "stdio":
         asyncio.run(served.run_stdio())  # stdout carries the protocol: print nothing else
         return 0

@@ -1,4 +1,8 @@
-"""``agenthub serve env=NAME [key=value ...]``.
+"""``agenthub serve env=NAME [mcp=true] [key=value ...]``.
+
+With ``mcp=true`` the same process also answers MCP (streamable HTTP) at ``/mcp``: an MCP
+session's episode is a session of this server, under the same ``max_sessions``, ``ttl`` and
+``token`` (``agenthub.service.mcp``).
 
 A server reachable beyond this machine (``host=0.0.0.0``, or any address that is not loopback)
 with no ``token`` would let anyone who can reach it run the env: it is refused unless
@@ -22,6 +26,8 @@ from agenthub.service.settings import TOKEN_ENV_VAR, ServiceSettings
 
 class ServeConfig(ServiceSettings):
     env: str
+    mcp: bool = False
+    """Also answer MCP (streamable HTTP) at /mcp, over the same sessions, capacity, ttl and token."""
 
 
 def is_loopback(host: str) -> bool:
@@ -56,9 +62,11 @@ def run(args: argparse.Namespace) -> int:
     config = build_config(ServeConfig, args.overrides, config_file=args.config)
     spec = get_plugin_host().env(config.env)
     # Only what the user set, so the env's own service_defaults can fill the rest.
-    settings = ServiceSettings.model_validate(config.model_dump(include=config.model_fields_set - {"env"}))
+    settings = ServiceSettings.model_validate(config.model_dump(include=config.model_fields_set - {"env", "mcp"}))
     warning = check_exposure(settings, insecure=args.insecure)
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    serve(spec, settings, ready_file=Path(args.ready_file) if args.ready_file else None)
+    if config.mcp:
+        import agenthub.service.mcp  # noqa: F401 (refuse now, in one line, if the mcp SDK is missing)
+    serve(spec, settings, ready_file=Path(args.ready_file) if args.ready_file else None, mcp=config.mcp)
     return 0

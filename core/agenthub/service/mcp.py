@@ -1,35 +1,50 @@
-"""Any env served as an MCP server, through the official ``mcp`` SDK (``agenthub mcp env=NAME``).
+"""Any env served as an MCP server, through the official ``mcp`` SDK.
 
 Four tools: ``list_tasks``, ``start_episode``, ``act`` and ``end_episode``. One MCP session
-holds at most one env session (stdio is one MCP session per process), under the HTTP
-protocol's rules: at most ``max_sessions`` at once (a further ``start_episode`` is refused),
-closed after ``ttl`` idle seconds, and with ``token`` set every HTTP request must carry
-``Authorization: Bearer TOKEN`` (401 with a JSON error body otherwise). A refused tool call
-answers an MCP tool error whose text says what to do.
+holds at most one env session, and that env session lives in an ``EnvService``'s session table,
+so the HTTP protocol's rules hold as they are: at most ``max_sessions`` at once (a further
+``start_episode`` is refused), closed after ``ttl`` idle seconds, and with ``token`` set every
+HTTP request must carry ``Authorization: Bearer TOKEN`` (401 with a JSON error body otherwise).
+A refused tool call answers an MCP tool error whose text says what to do.
+
+Two ways to serve it:
+
+- ``agenthub mcp env=NAME`` (``EnvMCP.standalone``): MCP only, over stdio or streamable HTTP;
+- ``agenthub serve env=NAME mcp=true`` (``mount_mcp``): the protocol-v1 server also answers MCP
+  at ``/mcp``, from the same table, so MCP episodes and HTTP sessions share one capacity.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hmac
-import time
-from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass, field
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
+import orjson
+from fastapi import FastAPI
+
 from agenthub.errors import ConfigError
-from agenthub.protocols import Environment
-from agenthub.service.settings import ServiceSettings
+from agenthub.service.env_service import EnvService
+from agenthub.service.middleware import BearerTokenMiddleware
+from agenthub.service.sessions import ServiceError
+from agenthub.service.settings import ServiceSettings, apply_env_defaults
 from agenthub.specs import EnvSpec
+from agenthub.types import CreateSessionRequest, StepRequest
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 except ImportError as exc:  # an optional extra: say how to get it
     raise ConfigError(f"serving an env over MCP needs the mcp SDK ({exc}); pip install 'agenthub[mcp]'") from None
 
+__all__ = ["MCP_PATH", "STDIO_SESSION", "EnvMCP", "mount_mcp"]
+
 STDIO_SESSION = "stdio"
-"""The key of the one MCP session a stdio server has."""
+"""The key of the one MCP session a stdio server (or an in-process client) has."""
+MCP_PATH = "/mcp"
+"""Where streamable HTTP is answered, by ``agenthub mcp transport=http`` and ``agenthub serve mcp=true``."""
 
 ASGIApp = Callable[
     [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[MutableMapping[str, Any]], Awaitable[None]]],
@@ -37,33 +52,36 @@ ASGIApp = Callable[
 ]
 
 
-@dataclass
-class _Held:
-    env: Environment
-    task_id: Any
-    last_used: float = field(default_factory=time.monotonic)
-    turns: int = 0
-    done: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-
 class EnvMCP:
-    """The env sessions of one MCP server, one per MCP session."""
+    """The MCP tools of one env, over the sessions of ``service``: one env session per MCP session."""
 
-    def __init__(self, spec: EnvSpec, settings: ServiceSettings | None = None) -> None:
-        self.spec = spec
-        self.settings = settings or ServiceSettings()
-        self.held: dict[str, _Held] = {}
+    def __init__(self, service: EnvService) -> None:
+        self.service = service
+        self.episodes: dict[str, str] = {}
+        """The env session id of each MCP session's running episode."""
         self.server = self._build()
 
-    # -- sessions -----------------------------------------------------------
+    @classmethod
+    def standalone(cls, spec: EnvSpec, settings: ServiceSettings | None = None) -> EnvMCP:
+        """MCP only (``agenthub mcp``): a service of its own, with the env's service defaults applied."""
+        settings = apply_env_defaults(settings or ServiceSettings(), spec.service_defaults, env_name=spec.name)
+        return cls(EnvService(spec, settings))
 
-    async def _expire(self) -> None:
-        """Close env sessions idle for longer than ttl, as the HTTP service's sweeper does."""
-        now = time.monotonic()
-        for key in [k for k, h in self.held.items() if now - h.last_used > self.settings.ttl]:
-            held = self.held.pop(key)
-            await asyncio.to_thread(held.env.close)
+    @property
+    def settings(self) -> ServiceSettings:
+        return self.service.settings
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[EnvMCP]:
+        """The service's reaper (idle sessions expire) while open; every session closed on the way out."""
+        await self.service.start()
+        try:
+            yield self
+        finally:
+            self.episodes.clear()
+            await self.service.stop()
+
+    # -- sessions -----------------------------------------------------------
 
     def _key(self, ctx: Context) -> str:
         # Streamable HTTP names its MCP session in a header; stdio has one session per process.
@@ -75,26 +93,65 @@ class EnvMCP:
             raise ToolError("this request carries no Mcp-Session-Id; initialize an MCP session first")
         return str(session_id)
 
-    async def _current(self, ctx: Context) -> _Held:
-        await self._expire()
-        held = self.held.get(self._key(ctx))
-        if held is None:
+    def _running(self, key: str) -> str:
+        """The env session id of ``key``'s episode, or a tool error saying why there is none."""
+        session_id = self.episodes.get(key)
+        if session_id is None:
             raise ToolError(
-                "no episode is running in this MCP session (never started, ended, or idle past the server's "
-                f"ttl of {self.settings.ttl:g} s); call start_episode first"
+                "no episode is running in this MCP session (never started, or ended); call start_episode first"
             )
-        return held
+        try:
+            self.service.table.get(session_id)
+        except ServiceError:
+            del self.episodes[key]
+            raise ToolError(self._gone()) from None
+        return session_id
 
-    async def close_all(self) -> None:
-        for held in self.held.values():
-            await asyncio.to_thread(held.env.close)
-        self.held.clear()
+    def _gone(self) -> str:
+        return (
+            f"this MCP session's episode is gone: it was idle past the server's ttl of {self.settings.ttl:g} s "
+            "(or the server was restarting); call start_episode for a new one"
+        )
+
+    async def _end(self, session_id: str) -> None:
+        with contextlib.suppress(ServiceError):  # expired meanwhile: nothing left to close
+            await self.service.close_session(session_id)
+
+    def _forget_stale(self) -> None:
+        """Drop episodes whose session expired, once there are more than could be running."""
+        if len(self.episodes) <= self.settings.max_sessions:
+            return
+        for key, session_id in list(self.episodes.items()):
+            try:
+                self.service.table.get(session_id)
+            except ServiceError:
+                del self.episodes[key]
+
+    def _failure(self, session_id: str) -> str | None:
+        """Why the env of ``session_id`` can no longer be trusted, if it failed."""
+        try:
+            return self.service.table.get(session_id).failure
+        except ServiceError:
+            return None
+
+    def _refusal(self, exc: ServiceError, task_id: Any) -> ToolError:
+        """A tool error in MCP's words for a refusal the service made in HTTP's."""
+        if exc.code == "at_capacity":
+            return ToolError(
+                f"the server is at capacity: {len(self.service.table)} sessions are running, its max_sessions "
+                f"({self.settings.max_sessions}, HTTP and MCP together); end an episode elsewhere, wait for idle "
+                "ones to expire, or retry later"
+            )
+        if exc.status == 422:
+            return ToolError(f"task {task_id!r} cannot start: {exc.message}; list_tasks shows the valid ids")
+        return ToolError(exc.message)
 
     # -- tools --------------------------------------------------------------
 
     def _build(self) -> MCPServer[Any]:
-        info = self.spec.info()
-        splits = self.spec.resolved_splits()
+        service = self.service
+        info = service.info
+        splits = service.splits
         server: MCPServer[Any] = MCPServer(
             name=f"agenthub-{info.name}",
             version=info.version,
@@ -117,120 +174,107 @@ class EnvMCP:
             return {"env": info.name, "splits": list(splits), "split": split, "count": tasks.count, "ids": ids}
 
         @server.tool(
-            description="Start an episode of a task (replacing this session's running one); returns the first "
-            "observation and the env's rules."
+            description="Start an episode (replacing this session's running one): a task id, or a split and seed "
+            "to draw one; returns the task id, the first observation and the env's rules."
         )
         async def start_episode(
-            ctx: Context, task_id: int | str | None = None, seed: int | None = None
+            ctx: Context, task_id: int | str | None = None, split: str | None = None, seed: int | None = None
         ) -> dict[str, Any]:
-            await self._expire()
             key = self._key(ctx)
-            old = self.held.pop(key, None)
+            old = self.episodes.pop(key, None)
             if old is not None:
-                await asyncio.to_thread(old.env.close)
-            if len(self.held) >= self.settings.max_sessions:
-                raise ToolError(
-                    f"the server is at capacity: {len(self.held)} episodes are running, its max_sessions; "
-                    "end an episode elsewhere, wait for idle ones to expire, or retry later"
-                )
-            env = await asyncio.to_thread(lambda: self.spec.make(**self.settings.env_kwargs))
+                await self._end(old)
+            self._forget_stale()
             try:
-                observation, env_info = await asyncio.to_thread(lambda: env.reset(task_id=task_id, seed=seed))
-            except (ValueError, TypeError, KeyError) as exc:
-                await asyncio.to_thread(env.close)
-                raise ToolError(f"task {task_id!r} cannot start: {exc}; list_tasks shows the valid ids") from None
-            self.held[key] = _Held(env=env, task_id=task_id)
+                created = await service.create_session(CreateSessionRequest(task_id=task_id, split=split, seed=seed))
+            except ServiceError as exc:
+                raise self._refusal(exc, task_id) from None
+            except Exception as exc:  # the env's own failure to build or reset
+                raise ToolError(
+                    f"task {task_id!r} cannot start: env {info.name!r} raised {type(exc).__name__}: {exc}; "
+                    "list_tasks shows the valid ids"
+                ) from None
+            answer = orjson.loads(created)
+            self.episodes[key] = answer["session_id"]
             return {
-                "observation": observation,
-                "info": env_info,
+                "task_id": answer["task_id"],
+                "observation": answer["observation"],
+                "info": answer["info"],
                 "instructions": info.instructions,
                 "max_turns": info.default_max_turns,
             }
 
         @server.tool(description="Take one action (the reply text) in this session's episode.")
         async def act(ctx: Context, action: str) -> dict[str, Any]:
-            held = await self._current(ctx)
-            async with held.lock:
-                if held.done:
-                    raise ToolError("the episode is over; call end_episode, or start_episode for a new one")
-                try:
-                    stepped = await asyncio.to_thread(held.env.step, action)
-                except Exception as exc:  # the env's own failure ends its episode, as HTTP's session_failed does
-                    held.done = True
+            session_id = self._running(self._key(ctx))
+            try:
+                stepped, _ = await service.step_session(session_id, StepRequest(action=action))
+            except ServiceError as exc:
+                if exc.code == "session_not_found":
+                    raise ToolError(self._gone()) from None
+                if exc.code == "episode_done":
+                    raise ToolError("the episode is over; call end_episode, or start_episode for a new one") from None
+                failure = self._failure(session_id)
+                if failure is not None:
                     raise ToolError(
-                        f"env {info.name!r} raised {type(exc).__name__}: {exc}; this episode cannot go on: "
+                        f"env {info.name!r} failed ({failure}); this episode cannot go on: "
                         "call start_episode to begin another"
                     ) from None
-                observation, reward, terminated, truncated, env_info = stepped
-                held.turns += 1
-                held.last_used = time.monotonic()
-                truncated = bool(truncated) or held.turns >= info.default_max_turns
-                held.done = bool(terminated) or truncated
-            return {
-                "observation": observation,
-                "reward": float(reward),
-                "terminated": bool(terminated),
-                "truncated": truncated,
-                "done": held.done,
-                "info": env_info,
-            }
+                raise ToolError(exc.message) from None
+            reply = orjson.loads(stepped)
+            session = service.table.get(session_id)
+            if not session.done and session.turns >= info.default_max_turns:
+                # No hub drives an MCP client's turns: the server holds the env's turn limit.
+                session.done = True
+                reply["truncated"] = True
+            reply["done"] = session.done
+            reply.pop("seat", None)
+            return dict(reply)
 
         @server.tool(description="End this session's episode and free its place on the server.")
         async def end_episode(ctx: Context) -> dict[str, Any]:
-            held = await self._current(ctx)
-            self.held.pop(self._key(ctx), None)
-            await asyncio.to_thread(held.env.close)
-            return {"ended": True, "turns": held.turns, "done": held.done}
+            key = self._key(ctx)
+            session_id = self._running(key)
+            session = service.table.get(session_id)
+            turns, done = session.turns, session.done
+            del self.episodes[key]
+            await self._end(session_id)
+            return {"ended": True, "turns": turns, "done": done}
 
         return server
 
     # -- transports -----------------------------------------------------------
 
-    def http_app(self) -> ASGIApp:
-        """The streamable-HTTP app at ``/mcp``, behind the bearer token when one is set."""
-        app: ASGIApp = self.server.streamable_http_app(
-            session_idle_timeout=self.settings.ttl,
-            host=self.settings.host,
+    def http_handler(self) -> ASGIApp:
+        """The bare streamable-HTTP endpoint (no token check, no lifespan): for mounting at ``MCP_PATH``."""
+        self.server.streamable_http_app(
+            streamable_http_path=MCP_PATH, session_idle_timeout=self.settings.ttl, host=self.settings.host
         )
-        token = self.settings.token
-        if not token:
+        return StreamableHTTPASGIApp(self.server.session_manager)
+
+    def http_app(self) -> ASGIApp:
+        """The streamable-HTTP app of ``agenthub mcp`` at ``/mcp``, behind the bearer token when one is set."""
+        app: ASGIApp = self.server.streamable_http_app(
+            streamable_http_path=MCP_PATH, session_idle_timeout=self.settings.ttl, host=self.settings.host
+        )
+        if not self.settings.token:
             return app
-        expected = f"Bearer {token}".encode()
-
-        async def guarded(
-            scope: MutableMapping[str, Any],
-            receive: Callable[[], Awaitable[Any]],
-            send: Callable[[MutableMapping[str, Any]], Awaitable[None]],
-        ) -> None:
-            if scope["type"] == "http":
-                given = dict(scope.get("headers") or []).get(b"authorization", b"")
-                if not hmac.compare_digest(given, expected):
-                    body = (
-                        b'{"error": {"code": "unauthorized", "message": "this MCP server needs the header '
-                        b"'Authorization: Bearer TOKEN' with the server's token (its token= setting)\"}}"
-                    )
-                    headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
-                    await send({"type": "http.response.start", "status": 401, "headers": headers})
-                    await send({"type": "http.response.body", "body": body})
-                    return
-            await app(scope, receive, send)
-
-        return guarded
+        return BearerTokenMiddleware(app, self.settings.token, open_paths=frozenset())
 
     async def run_stdio(self) -> None:
-        try:
+        async with self.running():
             await self.server.run_stdio_async()
-        finally:
-            await self.close_all()
 
     async def run_http(self, on_ready: Callable[[str], None] | None = None) -> None:
+        import asyncio
+
         import uvicorn
 
         config = uvicorn.Config(
             self.http_app(), host=self.settings.host, port=self.settings.port, log_level="warning", lifespan="on"
         )
         server = uvicorn.Server(config)
-        try:
+        async with self.running():
             if on_ready is None:
                 await server.serve()
                 return
@@ -239,7 +283,29 @@ class EnvMCP:
                 await asyncio.sleep(0.02)
             if server.started:
                 port = server.servers[0].sockets[0].getsockname()[1]
-                on_ready(f"http://{self.settings.host}:{port}/mcp")
+                on_ready(f"http://{self.settings.host}:{port}{MCP_PATH}")
             await task
-        finally:
-            await self.close_all()
+
+
+def mount_mcp(app: FastAPI) -> EnvMCP:
+    """Answer MCP at ``/mcp`` in ``app`` (from ``create_app``), over the app's own service.
+
+    The endpoint sits behind the app's middleware (body limit, bearer token), and the MCP session
+    manager runs inside the app's lifespan, stopping before the service closes its sessions.
+    """
+    from starlette.routing import Route
+
+    if logging.getLogger("mcp").level == logging.NOTSET:
+        # The SDK logs every MCP session and refused tool call at INFO; the HTTP side logs no request.
+        logging.getLogger("mcp").setLevel(logging.WARNING)
+    served = EnvMCP(app.state.service)
+    app.router.routes.append(Route(MCP_PATH, endpoint=served.http_handler()))
+    service_lifespan = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(instance: Any) -> AsyncIterator[None]:
+        async with service_lifespan(instance), served.server.session_manager.run():
+            yield
+
+    app.router.lifespan_context = lifespan
+    return served

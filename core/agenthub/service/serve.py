@@ -74,9 +74,17 @@ def http_protocol() -> type[asyncio.Protocol] | str:
     return CoalescingHttpToolsProtocol
 
 
-def uvicorn_config(spec: EnvSpec, settings: ServiceSettings, *, log_level: str = "warning") -> uvicorn.Config:
+def uvicorn_config(
+    spec: EnvSpec, settings: ServiceSettings, *, log_level: str = "warning", mcp: bool = False
+) -> uvicorn.Config:
+    """``mcp``: the app also answers MCP at /mcp, over the same sessions (``agenthub.service.mcp``)."""
+    app = create_app(spec, settings)
+    if mcp:
+        from agenthub.service.mcp import mount_mcp  # needs the optional mcp SDK; says how to install it
+
+        mount_mcp(app)
     return uvicorn.Config(
-        create_app(spec, settings),
+        app,
         log_level=log_level,
         log_config=None,  # leave the host process's logging alone (servers also run in threads)
         access_log=False,
@@ -88,9 +96,12 @@ def uvicorn_config(spec: EnvSpec, settings: ServiceSettings, *, log_level: str =
     )
 
 
-async def serve_async(spec: EnvSpec, settings: ServiceSettings, *, ready_file: Path | None = None) -> None:
+async def serve_async(
+    spec: EnvSpec, settings: ServiceSettings, *, ready_file: Path | None = None, mcp: bool = False
+) -> None:
+    config = uvicorn_config(spec, settings, mcp=mcp)
     sock = bind_socket(settings.host, settings.port)
-    server = uvicorn.Server(uvicorn_config(spec, settings))
+    server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():  # noqa: ASYNC110 - uvicorn offers no startup event
         await asyncio.sleep(0.01)
@@ -100,17 +111,19 @@ async def serve_async(spec: EnvSpec, settings: ServiceSettings, *, ready_file: P
         # a full collection took ~45 ms with textcraft's recipe book in the heap, stalling every session.
         gc.freeze()
         url = url_of(sock)
-        print(f"agenthub: serving env {spec.name!r} on {url} (pid {os.getpid()})", file=sys.stderr, flush=True)
+        also = f", MCP at {url}/mcp" if mcp else ""
+        print(f"agenthub: serving env {spec.name!r} on {url}{also} (pid {os.getpid()})", file=sys.stderr, flush=True)
         if ready_file is not None:
             tmp = ready_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "env": spec.name}))
+            ready = {"url": url, "pid": os.getpid(), "env": spec.name} | ({"mcp_url": f"{url}/mcp"} if mcp else {})
+            tmp.write_text(json.dumps(ready))
             tmp.replace(ready_file)  # atomic: a reader never sees half a file
     await task
     sock.close()
 
 
-def serve(spec: EnvSpec, settings: ServiceSettings, *, ready_file: Path | None = None) -> None:
+def serve(spec: EnvSpec, settings: ServiceSettings, *, ready_file: Path | None = None, mcp: bool = False) -> None:
     """Serve until SIGTERM/SIGINT; on the way out every session is closed."""
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
-        runner.run(serve_async(spec, settings, ready_file=ready_file))
+        runner.run(serve_async(spec, settings, ready_file=ready_file, mcp=mcp))
