@@ -14,7 +14,9 @@ Chromium) and measures, over HTTP as a trainer sees it:
     python benchmarks/webarena_env.py --quick    # small counts: shows it works, measures little
 
 The full run refuses to start when the load average is over the core count (the numbers would measure
-the neighbours); ``--force`` runs it anyway and records the load. Writes benchmarks/results/webarena_env.json.
+the neighbours); ``--force`` runs it anyway and records the load (at the start, the end and with every
+create/close sample). Writes benchmarks/results/webarena_env.json (with the commit and the settings) and
+a plot, benchmarks/results/webarena_env.png.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import os
 import platform
 import re
 import statistics
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +36,7 @@ from typing import Any
 
 import httpx
 
-from agenthub.service.launcher import LocalServer
+from agenthub import LocalServer
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -100,6 +103,55 @@ class Bench:
         self.http.delete(f"/v1/sessions/{sid}")
 
 
+def commit() -> str | None:
+    """The checkout's commit, with ``+changes`` when tracked files differ from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True)  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """Three panels: step latency by concurrent sessions, memory by open sessions, memory over cycles."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (scale, memory, cycles) = plt.subplots(1, 3, figsize=(14, 4.2))
+    rows = result["scaling"]["by_concurrent_sessions"]
+    xs = [r["sessions"] for r in rows]
+    scale.plot(xs, [r["mean_ms"] for r in rows], marker="o", label="mean")
+    scale.plot(xs, [r["p90_ms"] for r in rows], marker="s", linestyle="--", label="p90")
+    scale.axhline(2 * rows[0]["mean_ms"], color="grey", linestyle=":", label="2x mean at 1 session")
+    scale.set_xscale("log", base=2)
+    scale.set_xlabel("sessions stepping at once")
+    scale.set_ylabel("step latency, ms (scroll)")
+    scale.set_title("step latency vs concurrency")
+    scale.legend()
+    opened = result["memory_per_session"]["by_open_sessions"]
+    idle = result["memory_per_session"]["idle_tree_mb"]
+    memory.plot([0] + [r["open_sessions"] for r in opened], [idle] + [r["tree_mb"] for r in opened], marker="o")
+    memory.set_xlabel("open sessions")
+    memory.set_ylabel("PSS of the server's process tree, MB")
+    memory.set_title("memory vs open sessions")
+    samples = result["create_close_cycles"]["samples"]
+    cycles.plot([s["cycle"] for s in samples], [s["tree_mb"] for s in samples], marker="o")
+    cycles.set_ylim(bottom=0)
+    cycles.set_xlabel("create/close cycles")
+    cycles.set_ylabel("PSS of the server's process tree, MB")
+    cycles.set_title("memory over create/close cycles")
+    load = result["machine"]
+    fig.suptitle(f"webarena env through agenthub serve, {load['cores']} cores, "
+                 f"load {load['load_avg_start']} to {load.get('load_avg_end')}", fontsize=10)  # fmt: skip
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def link_id(observation: str) -> str:
     match = re.search(r"\[(\d+)\] link '(?:Clothing|Shoes|Electronics|Books)'", observation)
     assert match, "no category link on the start page"
@@ -129,7 +181,17 @@ def main() -> int:
     result: dict[str, Any] = {
         "benchmark": "webarena_env",
         "quick": args.quick,
+        "commit": commit(),
         "machine": {"cores": cores, "python": platform.python_version(), "load_avg_start": round(load, 2)},
+        "settings": {
+            "latency_samples": n_lat,
+            "open_counts": open_counts,
+            "concurrency_levels": levels,
+            "cycles": cycles,
+            "server": {"max_sessions": 64, "ttl": 3600},
+            "split": TASK_ID_SPLIT,
+            "forced": bool(args.force),
+        },
     }
     started = time.perf_counter()
     with (
@@ -200,7 +262,12 @@ def main() -> int:
             bench.close(bench.create(i)["session_id"])
             if i % every == 0 or i == cycles - 1:
                 samples.append(
-                    {"cycle": i + 1, "tree_mb": tree_rss_mb(server.pid), "processes": len(tree_pids(server.pid))}
+                    {
+                        "cycle": i + 1,
+                        "tree_mb": tree_rss_mb(server.pid),
+                        "processes": len(tree_pids(server.pid)),
+                        "load_avg": round(os.getloadavg()[0], 2),
+                    }
                 )
         later = samples[len(samples) // 2 :]
         result["create_close_cycles"] = {
@@ -215,7 +282,8 @@ def main() -> int:
     result["wall_s"] = round(time.perf_counter() - started, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    plot(result, args.out.with_suffix(".png"))
+    print(f"wrote {args.out} and {args.out.with_suffix('.png')}")
     return 0
 
 
