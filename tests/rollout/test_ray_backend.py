@@ -27,7 +27,7 @@ from agenthub import AgentReply, EnvInfo, Observation, Outcome, Task
 from agenthub.builtin.agents import GuessOracle, GuessOracleEpisode
 from agenthub.errors import AgenthubError
 from agenthub.rollout.executor import EpisodeRequest, episode_requests
-from agenthub.rollout.ray_backend import RayBackendError, RayNotInstalledError, RayRollout, collect_on_ray, import_ray
+from agenthub.rollout.ray import RayBackendError, RayNotInstalledError, RayRollout, collect_on_ray, import_ray
 from agenthub.rollout.store import RunStore
 
 pytestmark = pytest.mark.anyio
@@ -231,7 +231,7 @@ def test_without_ray_the_error_says_how_to_install_it(monkeypatch: pytest.Monkey
 
 def test_importing_agenthub_never_imports_ray() -> None:
     code = (
-        "import sys, agenthub, agenthub.rollout.collect, agenthub.rollout.executor, agenthub.rollout.ray_backend; "
+        "import sys, agenthub, agenthub.rollout.collect, agenthub.rollout.executor, agenthub.rollout.ray; "
         "assert 'ray' not in sys.modules, 'ray was imported'"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

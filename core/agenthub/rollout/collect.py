@@ -13,7 +13,7 @@ from agenthub.types import Trajectory
 
 class EpisodeSource(Protocol):
     """What runs the episodes: an :class:`~agenthub.rollout.executor.Executor`, or a
-    :class:`~agenthub.rollout.ray_backend.RayRollout` spread over a cluster."""
+    :class:`~agenthub.rollout.ray.RayRollout` spread over a cluster."""
 
     def stream(self, requests: Iterable[EpisodeRequest], *, skip: Container[str] = ()) -> AsyncIterator[Trajectory]:
         """Run ``requests`` except keys in ``skip``; yield each trajectory as its episode ends."""
