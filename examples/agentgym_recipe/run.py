@@ -59,7 +59,7 @@ def runs_dir_of(config: Mapping[str, Any]) -> Path:
 
 
 def oracle_of(env: str) -> str:
-    from agenthub.plugins import get_plugin_host
+    from agenthub import get_plugin_host
 
     oracle = get_plugin_host().env(env).oracle
     if oracle is None:
@@ -127,7 +127,7 @@ def test_score(run_dir: Path) -> dict[str, Any]:
 
 def grpo_curve(run_dir: Path) -> list[dict[str, Any]]:
     """Per GRPO step: success and reward of its training episodes, the turn limit, KL, seconds since the start."""
-    from agenthub.rollout.store import RunStore
+    from agenthub.rollout import RunStore
 
     records = [r for r in RunStore.existing(run_dir).metrics() if "reward" in r]
     start = records[0]["time"] - records[0].get("step_time", 0.0) if records else 0.0

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from agenthub import AgentReply, EnvInfo, Observation, Task
-from agenthub.errors import AgenthubError
+from agenthub import AgenthubError, AgentReply, EnvInfo, Observation, Task
 
 from agenthub_env_anagram.env import words
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agenthub import ConfigError
-from agenthub.rollout.policy import SamplingParams, TokenPolicy
-from agenthub.rollout.tokens import ChatTemplateDeltas
+from agenthub.rollout import ChatTemplateDeltas, SamplingParams, TokenPolicy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenthub_agent_hf.generator import HFGenerator, LogprobMode

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
-from agenthub.rollout.policy import Generation, GenerationError, SamplingParams
+from agenthub.rollout import Generation, GenerationError, SamplingParams
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
 LogprobMode = Literal["raw", "processed"]

@@ -20,9 +20,8 @@ from pathlib import Path
 
 import torch
 import transformers
-from agenthub.rollout.policy import SamplingParams
-from agenthub.rollout.tokens import render
-from agenthub.testing.tiny_model import build_tiny_model
+from agenthub.rollout import SamplingParams, render
+from agenthub.testing import build_tiny_model
 
 from agenthub_agent_hf import HFGenerator, load_model
 

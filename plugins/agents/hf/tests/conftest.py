@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 from agenthub import Action, EnvSpec, LocalServer, StepTuple, TaskId, ThreadedServer, get_plugin_host
-from agenthub.testing.tiny_model import build_tiny_model
+from agenthub.testing import build_tiny_model
 
 from agenthub_agent_hf import LoadedModel, load_model
 

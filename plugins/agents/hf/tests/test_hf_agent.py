@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 from agenthub import ConfigError, Outcome, Task, Trajectory, get_plugin_host
-from agenthub.rollout.executor import Executor, episode_requests
-from agenthub.rollout.policy import Generation, SamplingParams, TokenPolicy, call_generate
-from agenthub.rollout.pool import EnvPool
+from agenthub.rollout import EnvPool, Executor, Generation, SamplingParams, TokenPolicy, call_generate, episode_requests
 
 from agenthub_agent_hf import HFPolicy
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from agenthub.rollout.policy import SamplingParams
-from agenthub.rollout.tokens import render
+from agenthub.rollout import SamplingParams, render
 
 from agenthub_agent_hf import HFGenerator, load_model
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 import torch
-from agenthub.rollout.policy import Generation, GenerationError, SamplingParams
-from agenthub.rollout.tokens import render
+from agenthub.rollout import Generation, GenerationError, SamplingParams, render
 
 from agenthub_agent_hf import HFGenerator, LoadedModel
 

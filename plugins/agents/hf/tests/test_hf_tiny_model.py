@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 import torch
-from agenthub.rollout.tokens import render
-from agenthub.testing.tiny_model import build_tiny_model
+from agenthub.rollout import render
+from agenthub.testing import build_tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 KINDS = [("qwen2", "chatml"), ("llama", "llama3")]

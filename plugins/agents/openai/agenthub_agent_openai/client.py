@@ -32,7 +32,7 @@ from typing import Any
 import aiohttp
 import certifi
 import orjson
-from agenthub.rollout.tokens import ContextLengthExceeded
+from agenthub.rollout import ContextLengthExceeded
 
 from agenthub_agent_openai.errors import ChatReplyError, ChatServerError, ChatServerUnavailableError, clip
 from agenthub_agent_openai.settings import OpenAISettings

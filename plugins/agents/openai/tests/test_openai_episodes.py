@@ -11,10 +11,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from agenthub import LocalServer, Observation, Outcome, Task
-from agenthub.builtin.agents import GuessOracleEpisode
-from agenthub.rollout.executor import Executor, episode_requests
-from agenthub.rollout.pool import EnvPool
+from agenthub import LocalServer, Observation, Outcome, Task, get_plugin_host
+from agenthub.rollout import EnvPool, Executor, episode_requests
 
 from agenthub_agent_openai import OpenAIAgent
 
@@ -34,7 +32,8 @@ def guess_url() -> Iterator[str]:
 
 async def binary_search_move(messages: list[dict[str, Any]]) -> str:
     """The next guess of a binary search over the env's answers (the user messages) so far."""
-    oracle = GuessOracleEpisode()
+    guess = get_plugin_host().env("guess")
+    oracle = get_plugin_host().agent("guess-oracle").make().start_episode(tasks(1)[0], guess.info())
     action = ""
     for message in messages:
         if message["role"] == "user":

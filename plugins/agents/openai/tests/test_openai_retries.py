@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from agenthub import EnvInfo, Observation, Task
-from agenthub.rollout.tokens import ContextLengthExceeded
+from agenthub.rollout import ContextLengthExceeded
 
 from agenthub_agent_openai import ChatReplyError, ChatServerError, ChatServerUnavailableError, OpenAIAgent
 

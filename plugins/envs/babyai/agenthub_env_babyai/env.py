@@ -19,8 +19,7 @@ from typing import Any
 import gymnasium
 import minigrid  # noqa: F401  (registers the BabyAI-* ids with gymnasium)
 import numpy as np
-from agenthub.protocols import StepTuple
-from agenthub.types import Action, TaskId
+from agenthub import Action, StepTuple, TaskId
 from minigrid.envs.babyai.core import roomgrid_level
 
 from agenthub_env_babyai.actions import CHECK_ACTIONS, ActionSet, plan_actions

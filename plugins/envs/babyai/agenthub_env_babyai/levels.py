@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agenthub.types import TaskId, TaskSplit
+from agenthub import TaskId, TaskSplit
 
 # Level n (1-based) of AgentGym's ``all_levels``. AgentGym names ``BabyAI-GoToObjS6-v0``;
 # minigrid 3 withdrew that id for a registry bug and ships the fixed ``-v1``.

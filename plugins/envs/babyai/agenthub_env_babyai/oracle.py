@@ -19,8 +19,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from agenthub.errors import AgenthubError
-from agenthub.types import AgentReply, EnvInfo, Observation, Task
+from agenthub import AgenthubError, AgentReply, EnvInfo, Observation, Task
 from minigrid.core.constants import DIR_TO_VEC
 from minigrid.utils import baby_ai_bot
 

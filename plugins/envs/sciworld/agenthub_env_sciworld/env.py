@@ -8,8 +8,7 @@ from typing import Any, TypeVar
 
 from py4j.protocol import Py4JError
 
-from agenthub.protocols import StepTuple
-from agenthub.types import Action, TaskId
+from agenthub import Action, StepTuple, TaskId
 
 from .jvm import DEFAULT_HEAP_MB, JVMError, ScienceWorldJVM
 from .tasks import AGENTGYM_EXCLUDED, NUM_TASK_IDS, TRAIN_IDS, SciWorldTask, task_of

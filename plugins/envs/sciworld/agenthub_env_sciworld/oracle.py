@@ -20,8 +20,7 @@ from collections import OrderedDict
 
 from py4j.protocol import Py4JError
 
-from agenthub.errors import AgenthubError
-from agenthub.types import AgentReply, EnvInfo, Observation, Task
+from agenthub import AgenthubError, AgentReply, EnvInfo, Observation, Task
 
 from .env import UNKNOWN_ACTION, check_simplifications
 from .jvm import JVMError, ScienceWorldJVM

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agenthub.types import TaskSplit
+from agenthub import TaskSplit
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,7 @@ import sys
 
 from scienceworld.constants import ID2TASK
 
-from agenthub import EnvSpec, ServiceSettings, get_plugin_host
-from agenthub.service.settings import apply_env_defaults
+from agenthub import EnvSpec, ServiceSettings, apply_env_defaults, get_plugin_host
 from agenthub_env_sciworld.env import SIMPLIFICATIONS, SciWorldEnv
 from agenthub_env_sciworld.oracle import SciWorldOracle
 from agenthub_env_sciworld.tasks import (

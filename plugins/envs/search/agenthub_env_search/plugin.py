@@ -6,8 +6,7 @@ import argparse
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import AgentSpec, EnvSpec, hookimpl
-from agenthub.specs import CommandSpec
+from agenthub import AgentSpec, CommandSpec, EnvSpec, hookimpl
 
 from agenthub_env_search import __version__
 from agenthub_env_search.tasks import SPLITS

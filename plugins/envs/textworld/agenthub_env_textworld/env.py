@@ -12,8 +12,7 @@ from typing import Any
 import textworld
 from jericho import UnsupportedGameWarning
 
-from agenthub.protocols import StepTuple
-from agenthub.types import Action, TaskId
+from agenthub import Action, StepTuple, TaskId
 
 from .games import DEFAULT_GENERATION_TIMEOUT, GameCache
 from .tasks import GameSpec, draw_task, game_spec

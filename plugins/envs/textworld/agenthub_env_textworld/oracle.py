@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agenthub.errors import AgenthubError
-from agenthub.types import AgentReply, EnvInfo, Observation, Task
+from agenthub import AgenthubError, AgentReply, EnvInfo, Observation, Task
 
 from .games import GameCache
 from .tasks import game_spec

@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from agenthub.types import TaskSplit
+from agenthub import TaskSplit
 
 FAMILIES: tuple[str, ...] = ("cooking", "treasure_hunter", "coin_collector")
 """The games, in id order; each is TextWorld's challenge ``tw-<family>``."""

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agenthub.types import Action, TaskId, TaskSplit
+from agenthub import Action, TaskId, TaskSplit
 
 from agenthub_env_webarena.accessibility import IdMap, clean, render, truncate
 from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse_action

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import EnvSpec, hookimpl
-from agenthub.types import TaskSplit
+from agenthub import EnvSpec, TaskSplit, hookimpl
 
 from agenthub_env_webarena import __version__
 

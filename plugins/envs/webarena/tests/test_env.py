@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 import pytest
-from agenthub.service.launcher import LocalServer
-from agenthub.testing.conformance import check_env
+from agenthub import LocalServer
+from agenthub.testing import check_env
 
 from agenthub_env_webarena.accessibility import IdMap, clean, render, truncate
 from agenthub_env_webarena.browser import CHROMIUM

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from agenthub.processes import popen
+from agenthub import popen
 
 from agenthub_env_webarena.shop.app import Shop
 from agenthub_env_webarena.shop.server import READY

@@ -13,9 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenthub.errors import ConfigError
-from agenthub.rollout.pool import EnvPool
-from agenthub.types import Task, TaskId, TaskList
+from agenthub import ConfigError, Task, TaskId, TaskList
+from agenthub.rollout import EnvPool
 from areal.api.cli_args import GRPOConfig, load_expr_config, parse_cli_args, to_structured_cfg
 from pydantic import ValidationError
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agenthub.errors import AgenthubError
+from agenthub import AgenthubError
 
 
 class ArealAdapterError(AgenthubError):

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenthub.rollout.policy import Generation, GenerationError, SamplingParams, TokenEpisode, TokenPolicy
-from agenthub.types import EnvInfo, Task
+from agenthub import EnvInfo, Task
+from agenthub.rollout import Generation, GenerationError, SamplingParams, TokenEpisode, TokenPolicy
 
 from agenthub_trainer_areal.errors import ArealAdapterError
 

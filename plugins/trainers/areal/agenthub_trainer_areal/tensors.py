@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agenthub.types import Trajectory
+from agenthub import Trajectory
 
 
 def episode_tensors(trajectory: Trajectory, versions: Sequence[int]) -> dict[str, Any] | None:

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from agenthub import ConfigError, get_plugin_host
 from agenthub.config import validate_config
-from agenthub.errors import ConfigError
-from agenthub.plugins import get_plugin_host
-from agenthub.rollout.store import RunStore, new_run_id
+from agenthub.rollout import RunStore, new_run_id
 from agenthub.training import check_framework, framework_problems
 
 from agenthub_trainer_areal.checks import framework_needs, launch_checks
@@ -28,7 +27,7 @@ def model_path(config: ArealConfig, run_dir: Path) -> str:
 
 
 def build_tiny_model(config: ArealConfig, run_dir: Path) -> None:
-    from agenthub.testing.tiny_model import build_tiny_model as build
+    from agenthub.testing import build_tiny_model as build
 
     try:
         build(run_dir / TINY_MODEL_DIR, **{"seed": config.seed, **config.tiny_model})

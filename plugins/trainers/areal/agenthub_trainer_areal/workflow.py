@@ -31,16 +31,18 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agenthub.plugins import get_plugin_host
-from agenthub.protocols import HorizonSchedule
-from agenthub.rollout.executor import EpisodeRequest, Executor
-from agenthub.rollout.horizon import FixedHorizon, build_horizon
-from agenthub.rollout.policy import SamplingParams
-from agenthub.rollout.pool import EnvPool
-from agenthub.rollout.store import RunStore
-from agenthub.rollout.tokens import ChatTemplateDeltas
+from agenthub import EnvInfo, HorizonSchedule, Outcome, Task, Trajectory, get_plugin_host
+from agenthub.rollout import (
+    ChatTemplateDeltas,
+    EnvPool,
+    EpisodeRequest,
+    Executor,
+    FixedHorizon,
+    RunStore,
+    SamplingParams,
+    build_horizon,
+)
 from agenthub.training import StepOutcomeLog
-from agenthub.types import EnvInfo, Outcome, Task, Trajectory
 from areal.api.workflow_api import RolloutWorkflow
 
 from agenthub_trainer_areal.errors import ArealAdapterError

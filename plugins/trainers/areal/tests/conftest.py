@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from agenthub.service.launcher import LocalServer
-from agenthub.testing.tiny_tokenizer import build_tokenizer
+from agenthub import LocalServer
+from agenthub.testing import build_tokenizer
 
 
 @pytest.fixture(scope="session")

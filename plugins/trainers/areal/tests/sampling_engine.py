@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agenthub.testing.model_sampler import ModelSampler, is_canonical
-from agenthub.testing.token_checks import EngineAnswer
+from agenthub.testing import EngineAnswer, ModelSampler, is_canonical
 from areal.api.engine_api import InferenceEngine
 from areal.api.io_struct import ModelRequest, ModelResponse
 

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agenthub.errors import ConfigError
-from agenthub.rollout.store import RunStore
-from agenthub.service.launcher import LocalServer
-from agenthub.testing.tiny_model import build_tiny_model
+from agenthub import ConfigError, LocalServer
+from agenthub.rollout import RunStore
+from agenthub.testing import build_tiny_model
 from areal.infra import check_trajectory_format
 from areal.utils.dynamic_import import import_from_string
 from standin_engine import StandInEngine

@@ -17,14 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agenthub.rollout.policy import Generation, SamplingParams
-from agenthub.rollout.pool import EnvPool
-from agenthub.rollout.store import RunStore
-from agenthub.service.launcher import LocalServer
-from agenthub.testing.model_sampler import ModelSampler
-from agenthub.testing.tiny_model import build_tiny_model
-from agenthub.testing.token_checks import EngineAnswer, SequenceView, check_sampled_turns
-from agenthub.types import Task
+from agenthub import LocalServer, Task
+from agenthub.rollout import EnvPool, Generation, RunStore, SamplingParams
+from agenthub.testing import EngineAnswer, ModelSampler, SequenceView, build_tiny_model, check_sampled_turns
 from areal.api.cli_args import GenerationHyperparameters
 from areal.api.io_struct import ModelRequest
 from areal.infra import check_trajectory_format

@@ -15,11 +15,9 @@ from typing import Any
 
 import pytest
 import torch
-from agenthub.rollout.pool import EnvPool
-from agenthub.rollout.store import RunStore
-from agenthub.service.launcher import LocalServer
+from agenthub import LocalServer, Outcome, Task, Trajectory
+from agenthub.rollout import EnvPool, RunStore
 from agenthub.training import StepOutcomeLog
-from agenthub.types import Outcome, Task, Trajectory
 from areal.api.cli_args import GenerationHyperparameters
 from areal.api.io_struct import ModelRequest
 from areal.infra import check_trajectory_format
@@ -296,7 +294,7 @@ def test_the_turn_limit_follows_the_engine_weight_version(
 
 def test_a_turn_ends_at_the_templates_end_of_turn_token_too() -> None:
     """Llama 3 style: the turn ends at <|eot_id|>; a tokenizer whose eos is another token must stop there too."""
-    from agenthub.testing.tiny_tokenizer import build_tokenizer
+    from agenthub.testing import build_tokenizer
 
     from agenthub_trainer_areal.workflow import turn_gconfig
 

@@ -27,14 +27,17 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from agenthub.errors import ConfigError
-from agenthub.rollout.executor import EpisodeRequest, Executor
-from agenthub.rollout.policy import SamplingParams, TokenPolicy
-from agenthub.rollout.pool import EnvPool
-from agenthub.rollout.store import RunStore
-from agenthub.rollout.tokens import ChatTemplateDeltas
+from agenthub import ConfigError, EnvInfo, Task, Trajectory
+from agenthub.rollout import (
+    ChatTemplateDeltas,
+    EnvPool,
+    EpisodeRequest,
+    Executor,
+    RunStore,
+    SamplingParams,
+    TokenPolicy,
+)
 from agenthub.training import StepOutcomeLog
-from agenthub.types import EnvInfo, Task, Trajectory
 from openrlhf.utils.agent import AgentExecutorBase
 from pydantic import ValidationError
 

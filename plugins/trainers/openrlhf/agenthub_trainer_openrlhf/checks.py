@@ -9,7 +9,7 @@ one task of the env is played with the model's tokenizer against ``max_len`` and
 
 from __future__ import annotations
 
-from agenthub.errors import ConfigError
+from agenthub import ConfigError
 from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
 
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig

@@ -14,7 +14,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agenthub.rollout.policy import Generation, GenerationError, SamplingParams
+from agenthub.rollout import Generation, GenerationError, SamplingParams
 
 
 def sampled_logprobs(token_ids: Sequence[int], logprobs: Sequence[Mapping[int, Any]] | None) -> list[float] | None:

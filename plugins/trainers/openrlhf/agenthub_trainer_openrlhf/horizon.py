@@ -19,9 +19,8 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from agenthub.plugins import get_plugin_host
-from agenthub.protocols import HorizonSchedule
-from agenthub.rollout.horizon import build_horizon
+from agenthub import HorizonSchedule, get_plugin_host
+from agenthub.rollout import build_horizon
 
 HorizonConfig = int | Mapping[str, Any]
 

@@ -18,8 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from agenthub.errors import ConfigError
-from agenthub.types import Task, TaskId
+from agenthub import ConfigError, Task, TaskId
 
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig
 from agenthub_trainer_openrlhf.settings import SETTINGS_ENV, AgentSettings

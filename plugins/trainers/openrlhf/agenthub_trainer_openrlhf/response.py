@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from agenthub.types import Outcome, Trajectory
+from agenthub import Outcome, Trajectory
 
 EXTRA_LOG_KEYS = ("agenthub_success", "agenthub_turns", "agenthub_infra_failure", "agenthub_attempts")
 """Logged for every episode (OpenRLHF needs the same keys on all of a batch's samples)."""

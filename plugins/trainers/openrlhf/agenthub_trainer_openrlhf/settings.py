@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agenthub import ConfigError
 from agenthub.config import describe_validation_error
-from agenthub.errors import ConfigError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 SETTINGS_ENV = "AGENTHUB_OPENRLHF_SETTINGS"

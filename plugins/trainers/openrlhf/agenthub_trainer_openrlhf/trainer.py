@@ -16,14 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from agenthub import get_plugin_host
+from agenthub import ConfigError, LocalServer, SyncEnvClient, TaskId, TaskList, get_plugin_host
 from agenthub.config import validate_config
-from agenthub.errors import ConfigError
-from agenthub.rollout.store import RunStore, new_run_id
-from agenthub.service.client import SyncEnvClient
-from agenthub.service.launcher import LocalServer
+from agenthub.rollout import RunStore, new_run_id
 from agenthub.training import check_framework, framework_problems
-from agenthub.types import TaskId, TaskList
 
 from agenthub_trainer_openrlhf.checks import NEEDS, launch_checks
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agenthub.service.launcher import LocalServer
-from agenthub.testing.tiny_tokenizer import build_tokenizer
+from agenthub import LocalServer
+from agenthub.testing import build_tokenizer
 
 SHIMS = Path(__file__).parent / "shims"
 sys.path.insert(0, str(SHIMS))
@@ -184,7 +184,7 @@ class SampledVLLM:
 
     def _sampler(self, stops: tuple[int, ...], bias: float) -> Any:
         """A ModelSampler per stop set and bias (-inf masks the stops, for min_tokens); the model is tiny."""
-        from agenthub.testing.model_sampler import ModelSampler
+        from agenthub.testing import ModelSampler
 
         key = (stops, bias)
         if key not in self._samplers:
@@ -295,7 +295,7 @@ def sampled_vllm() -> Iterator[tuple[type[SampledVLLM], Any]]:
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random model directory with its tokenizer, built here (no download)."""
-    from agenthub.testing.tiny_model import build_tiny_model
+    from agenthub.testing import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 

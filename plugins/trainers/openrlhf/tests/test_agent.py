@@ -20,10 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agenthub.errors import ConfigError
-from agenthub.rollout.store import RunStore
-from agenthub.service.launcher import LocalServer
-from agenthub.types import Outcome, Trajectory
+from agenthub import ConfigError, LocalServer, Outcome, Trajectory
+from agenthub.rollout import RunStore
 from openrlhf.utils.agent import AgentExecutorBase
 
 from agenthub_trainer_openrlhf.agent import HubAgentExecutor

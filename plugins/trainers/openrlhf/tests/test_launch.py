@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
-from agenthub.cli.main import main
-from agenthub.errors import ConfigError
+from agenthub import ConfigError
+from agenthub.testing import run_cli as main
 from openrlhf.datasets.prompts_dataset import preprocess_data
 
 from agenthub_trainer_openrlhf.agent import parse_task

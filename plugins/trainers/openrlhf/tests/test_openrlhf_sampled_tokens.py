@@ -20,10 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agenthub.rollout.policy import Generation, SamplingParams
-from agenthub.testing.model_sampler import is_canonical
-from agenthub.testing.tiny_model import build_tiny_model
-from agenthub.testing.token_checks import EngineAnswer, SequenceView, check_sampled_turns
+from agenthub.rollout import Generation, SamplingParams
+from agenthub.testing import EngineAnswer, SequenceView, build_tiny_model, check_sampled_turns, is_canonical
 
 from agenthub_trainer_openrlhf.launch import agent_func_path, prompt_rows
 from agenthub_trainer_openrlhf.settings import SETTINGS_ENV, AgentSettings

@@ -22,8 +22,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from agenthub.rollout.store import RunStore
-from agenthub.types import Task
+from agenthub import Task
+from agenthub.rollout import RunStore
 
 from agenthub_trainer_openrlhf.launch import agent_func_path, prompt_rows
 from agenthub_trainer_openrlhf.settings import SETTINGS_ENV, AgentSettings

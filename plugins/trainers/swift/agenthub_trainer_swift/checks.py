@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
-from agenthub.errors import ConfigError
+from agenthub import ConfigError
 from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
 
 from agenthub_trainer_swift.config import SwiftConfig
@@ -42,7 +42,7 @@ def policy_tokenizer(config: SwiftConfig, *, offline: bool) -> Iterator[Any]:
     if config.model is not None:
         yield AutoTokenizer.from_pretrained(config.model, local_files_only=offline)
         return
-    from agenthub.testing.tiny_model import build_tiny_model
+    from agenthub.testing import build_tiny_model
 
     with tempfile.TemporaryDirectory(prefix="agenthub-swift-check-") as scratch:
         yield AutoTokenizer.from_pretrained(build_tiny_model(scratch, seed=config.seed))

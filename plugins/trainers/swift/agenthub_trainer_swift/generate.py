@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from agenthub.rollout.policy import Generation, SamplingParams
+from agenthub.rollout import Generation, SamplingParams
 
 REQUEST_CONFIG: contextvars.ContextVar[Any] = contextvars.ContextVar("agenthub_swift_request_config")
 """The trainer's ``RequestConfig`` for the episode being played (temperature, top_p, top_k, seed...)."""

@@ -23,9 +23,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agenthub.plugins import get_plugin_host
-from agenthub.protocols import HorizonSchedule
-from agenthub.rollout.horizon import build_horizon
+from agenthub import HorizonSchedule, get_plugin_host
+from agenthub.rollout import build_horizon
 
 HorizonConfig = int | Mapping[str, Any]
 

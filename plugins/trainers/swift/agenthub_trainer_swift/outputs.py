@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agenthub.types import Trajectory
+from agenthub import Trajectory
 
 Decode = Callable[[Sequence[int]], str]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agenthub.errors import ConfigError
-from agenthub.rollout.store import RunStore
+from agenthub import ConfigError
+from agenthub.rollout import RunStore
 from agenthub.training import resumption
 
 from agenthub_trainer_swift.config import SwiftConfig

@@ -29,12 +29,18 @@ import contextvars
 import logging
 from typing import Any
 
-from agenthub.rollout.executor import EpisodeRequest, Executor
-from agenthub.rollout.policy import Generation, SamplingParams, TokenPolicy
-from agenthub.rollout.pool import EnvPool, NoHealthyEndpointError
-from agenthub.rollout.store import RunStore
+from agenthub import EnvInfo, Outcome, Task, Trajectory, Turn
+from agenthub.rollout import (
+    EnvPool,
+    EpisodeRequest,
+    Executor,
+    Generation,
+    NoHealthyEndpointError,
+    RunStore,
+    SamplingParams,
+    TokenPolicy,
+)
 from agenthub.training import StepOutcomeLog
-from agenthub.types import EnvInfo, Outcome, Task, Trajectory, Turn
 from swift.rollout import MultiTurnScheduler
 
 from agenthub_trainer_swift.generate import REQUEST_CONFIG, SwiftEngineGenerate, sampled_logprobs

@@ -17,11 +17,19 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from agenthub import (
+    EnvInfo,
+    EnvServerUnavailableError,
+    EnvServiceError,
+    Outcome,
+    RemoteSession,
+    StepResult,
+    Task,
+    Trajectory,
+    Turn,
+)
 from agenthub import __version__ as agenthub_version
-from agenthub.errors import EnvServerUnavailableError, EnvServiceError
-from agenthub.rollout.pool import EnvPool, NoHealthyEndpointError
-from agenthub.service.client import RemoteSession
-from agenthub.types import EnvInfo, Outcome, StepResult, Task, Trajectory, Turn
+from agenthub.rollout import EnvPool, NoHealthyEndpointError
 
 from agenthub_trainer_swift.settings import SchedulerSettings
 

@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from agenthub import ConfigError, get_plugin_host
 from agenthub.config import validate_config
-from agenthub.errors import ConfigError
-from agenthub.plugins import get_plugin_host
-from agenthub.rollout.store import RunStore, new_run_id
+from agenthub.rollout import RunStore, new_run_id
 from agenthub.training import check_framework, framework_problems
 
 from agenthub_trainer_swift.checks import framework_needs, launch_checks
@@ -47,7 +46,7 @@ def split_task_ids(config: SwiftConfig) -> tuple[list[Any], int]:
         split = splits[config.split]
         ids = list(split.ids) if split.ids is not None else list(range(split.start or 0, split.stop or 0))
         return ids, spec.default_max_turns
-    from agenthub.service.client import SyncEnvClient
+    from agenthub import SyncEnvClient
 
     with SyncEnvClient(config.urls[0], token=config.token) as client:
         info, listing = client.info(), client.tasks(config.split)
@@ -191,7 +190,7 @@ class SwiftTrainer:
         status, code = "failed", 1
         try:
             if settings.model is None and not (store.path / TINY_MODEL_DIR / "config.json").is_file():
-                from agenthub.testing.tiny_model import build_tiny_model
+                from agenthub.testing import build_tiny_model
 
                 build_tiny_model(store.path / TINY_MODEL_DIR, seed=settings.seed)
             with env_servers(settings) as urls:

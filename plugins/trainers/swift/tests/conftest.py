@@ -15,7 +15,7 @@ os.environ.setdefault("MODELSCOPE_OFFLINE", "1")
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from agenthub.testing.tiny_model import build_tiny_model
+    from agenthub.testing import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0)
 

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agenthub.testing.model_sampler import ModelSampler, Sample
-from agenthub.testing.token_checks import EngineAnswer
+from agenthub.testing import EngineAnswer, ModelSampler, Sample
 
 PreInferHook = Callable[[dict[str, Any]], dict[str, Any]]
 

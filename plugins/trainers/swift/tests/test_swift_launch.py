@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agenthub.errors import ConfigError
-from agenthub.plugins import get_plugin_host
+from agenthub import ConfigError, get_plugin_host
 
 from agenthub_trainer_swift.launch import plugin_file
 
@@ -93,7 +92,7 @@ def test_vllm_without_a_gpu_stops_at_once_and_says_what_to_do(tmp_path: Path) ->
 
 def stored_run(tmp_path: Path, *checkpoints: int) -> Path:
     """A run directory as `agenthub run trainer=swift` leaves it, with swift's checkpoints in ``swift/``."""
-    from agenthub.rollout.store import RunStore
+    from agenthub.rollout import RunStore
 
     from agenthub_trainer_swift.config import SwiftConfig
     from agenthub_trainer_swift.runs import saved_config

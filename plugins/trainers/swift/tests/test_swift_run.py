@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agenthub.rollout.store import RunStore
-from agenthub.types import Outcome, Task
+from agenthub import Outcome, Task
+from agenthub.rollout import RunStore
 from engines import StandInEngine
 from swift.infer_engine.protocol import RequestConfig, RolloutInferRequest, RolloutOutput
 from swift.rl_core.data import OnPolicySample

@@ -20,11 +20,9 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from agenthub import LocalServer
-from agenthub.rollout.policy import Generation, SamplingParams
-from agenthub.rollout.store import RunStore
-from agenthub.testing.token_checks import CheckTally, SequenceView, check_sampled_turns
-from agenthub.types import Task
+from agenthub import LocalServer, Task
+from agenthub.rollout import Generation, RunStore, SamplingParams
+from agenthub.testing import CheckTally, SequenceView, check_sampled_turns
 from sampling_engine import SamplingEngine
 from swift.infer_engine.protocol import RequestConfig, RolloutInferRequest, RolloutOutput
 from swift.rl_core.data import OnPolicySample
@@ -61,7 +59,7 @@ class Model:
 
 @pytest.fixture(scope="session", params=sorted(TEMPLATES))
 def model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Model:
-    from agenthub.testing.tiny_model import build_tiny_model
+    from agenthub.testing import build_tiny_model
 
     path = build_tiny_model(tmp_path_factory.mktemp(f"sampled-{request.param}") / "model", template=request.param)
     return Model(path, TEMPLATES[request.param])

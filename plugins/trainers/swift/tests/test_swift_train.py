@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agenthub.rollout.store import RunStore
+from agenthub.rollout import RunStore
 from transformers import AutoTokenizer
 
 from agenthub_trainer_swift.launch import plugin_file

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agenthub.rollout.store import RunStore
-from agenthub.types import Outcome, Task
+from agenthub import Outcome, Task
+from agenthub.rollout import RunStore
 from engines import StandInEngine
 from swift.infer_engine.protocol import ChatCompletionResponse, RequestConfig, RolloutInferRequest, RolloutOutput
 from swift.rl_core.data import OnPolicySample

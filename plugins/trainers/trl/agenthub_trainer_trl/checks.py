@@ -13,9 +13,8 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
-from agenthub.errors import ConfigError
-from agenthub.plugins import get_plugin_host
-from agenthub.rollout.horizon import build_horizon
+from agenthub import ConfigError, get_plugin_host
+from agenthub.rollout import build_horizon
 from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
 
 from agenthub_trainer_trl.config import TINY_MODEL_DEFAULTS, TrlConfig
@@ -41,7 +40,7 @@ def policy_tokenizer(config: TrlConfig, *, offline: bool) -> Iterator[Any]:
     if config.model is not None:
         yield AutoTokenizer.from_pretrained(config.model, local_files_only=offline)
         return
-    from agenthub.testing.tiny_model import build_tiny_model
+    from agenthub.testing import build_tiny_model
 
     with tempfile.TemporaryDirectory(prefix="agenthub-trl-check-") as scratch:
         try:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agenthub.rollout.policy import Generation, SamplingParams
+from agenthub.rollout import Generation, SamplingParams
 
 
 @dataclass

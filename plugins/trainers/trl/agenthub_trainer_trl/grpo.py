@@ -16,15 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agenthub.errors import ConfigError
-from agenthub.plugins import get_plugin_host
-from agenthub.protocols import HorizonSchedule
-from agenthub.rollout.horizon import FixedHorizon, build_horizon
-from agenthub.rollout.policy import GenerateFn, SamplingParams
-from agenthub.rollout.pool import EnvPool
-from agenthub.rollout.store import RunStore
-from agenthub.rollout.tokens import ChatTemplateDeltas
-from agenthub.types import EnvInfo, Task, TaskId, TaskList
+from agenthub import ConfigError, EnvInfo, HorizonSchedule, Task, TaskId, TaskList, get_plugin_host
+from agenthub.rollout import (
+    ChatTemplateDeltas,
+    EnvPool,
+    FixedHorizon,
+    GenerateFn,
+    RunStore,
+    SamplingParams,
+    build_horizon,
+)
 
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.generate import ModelGenerator, VLLMGenerator

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agenthub.types import TokenTrace
+from agenthub import TokenTrace
 
 
 class StartKL:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenthub.rollout.store import RunStore
+from agenthub.rollout import RunStore
 from transformers import TrainerCallback
 
 CSV_FILE = "metrics.csv"

@@ -27,13 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenthub.protocols import HorizonSchedule
-from agenthub.rollout.executor import EpisodeRequest, Executor
-from agenthub.rollout.policy import GenerateFn, SamplingParams, TokenPolicy
-from agenthub.rollout.pool import EnvPool
-from agenthub.rollout.store import RunStore
+from agenthub import HorizonSchedule, Outcome, Task, Trajectory
+from agenthub.rollout import EnvPool, EpisodeRequest, Executor, GenerateFn, RunStore, SamplingParams, TokenPolicy
 from agenthub.training import StepWarnings
-from agenthub.types import Outcome, Task, Trajectory
 
 from agenthub_trainer_trl.kl import StartKL
 

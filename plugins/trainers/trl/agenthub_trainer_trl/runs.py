@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from agenthub.errors import ConfigError
-from agenthub.rollout.store import CONFIG_FILE, RunStore
+from agenthub import ConfigError
+from agenthub.rollout import CONFIG_FILE, RunStore
 
 from agenthub_trainer_trl.config import RESUMABLE_CHANGES, TINY_MODEL_DEFAULTS, TrlConfig
 
@@ -71,7 +71,7 @@ def model_path(config: TrlConfig, run_dir: Path) -> str:
         return config.model
     path = run_dir / TINY_MODEL_DIR
     if not (path / "config.json").exists():
-        from agenthub.testing.tiny_model import build_tiny_model
+        from agenthub.testing import build_tiny_model
 
         try:
             build_tiny_model(path, **{"seed": config.seed, **TINY_MODEL_DEFAULTS, **config.tiny_model})

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agenthub.errors import ConfigError
-from agenthub.rollout.tokens import ChatTemplateDeltas, Message, render
+from agenthub import ConfigError
+from agenthub.rollout import ChatTemplateDeltas, Message, render
 
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.metrics import CURVE_FILE, MetricsCallback, plot_learning_curve

@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 import yaml
-from agenthub.builtin.trail import INSTRUCTIONS
-from agenthub.rollout.store import RunStore
-from agenthub.rollout.tokens import render
-from agenthub.testing.tiny_model import build_tiny_model
+from agenthub import get_plugin_host
+from agenthub.rollout import RunStore, render
+from agenthub.testing import build_tiny_model
 from transformers import AutoTokenizer
 
 from agenthub_trainer_trl.sft import assistant_tokens
@@ -82,7 +81,7 @@ def test_bad_settings_are_explained_before_anything_starts(tmp_path: Path) -> No
 def test_the_assistant_mask_covers_each_reply_and_its_end_token_only(tmp_path: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(build_tiny_model(tmp_path / "m"))
     messages = [
-        {"role": "system", "content": INSTRUCTIONS},
+        {"role": "system", "content": get_plugin_host().env("trail").instructions or ""},
         {"role": "user", "content": "Fork 1 of 2: the sign points left."},
         {"role": "assistant", "content": "left"},
         {"role": "user", "content": "Good. Fork 2 of 2: the sign points right."},

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 import torch
-from agenthub.rollout.policy import Generation, SamplingParams
-from agenthub.testing.tiny_model import build_tiny_model
-from agenthub.types import Outcome, Task, TokenTrace, Trajectory
+from agenthub import Outcome, Task, TokenTrace, Trajectory
+from agenthub.rollout import Generation, SamplingParams
+from agenthub.testing import build_tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from agenthub_trainer_trl.generate import ModelGenerator, cut_at_stop, sampled_logprobs

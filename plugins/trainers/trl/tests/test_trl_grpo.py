@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 import torch
-from agenthub.cli.main import main
-from agenthub.errors import ConfigError
-from agenthub.rollout.store import RunStore
-from agenthub.types import Outcome, Trajectory
+from agenthub import ConfigError, Outcome, Trajectory
+from agenthub.rollout import RunStore
+from agenthub.testing import run_cli as main
 
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.grpo import run_grpo

@@ -25,15 +25,19 @@ from types import FrameType
 from typing import Any
 from uuid import uuid4
 
-from agenthub.errors import EnvServerUnavailableError, EnvServiceError
-from agenthub.plugins import get_plugin_host
-from agenthub.protocols import HorizonSchedule
-from agenthub.rollout.executor import EpisodeRequest, Executor
-from agenthub.rollout.horizon import FixedHorizon, build_horizon
-from agenthub.rollout.policy import SamplingParams, TokenPolicy
-from agenthub.service.launcher import ServerStartError
+from agenthub import (
+    EnvInfo,
+    EnvServerUnavailableError,
+    EnvServiceError,
+    HorizonSchedule,
+    Outcome,
+    ServerStartError,
+    Task,
+    Trajectory,
+    get_plugin_host,
+)
+from agenthub.rollout import EpisodeRequest, Executor, FixedHorizon, SamplingParams, TokenPolicy, build_horizon
 from agenthub.training import StepOutcomeLog
-from agenthub.types import EnvInfo, Outcome, Task, Trajectory
 from verl.experimental.agent_loop import AgentLoopBase, AgentLoopOutput
 
 from agenthub_trainer_verl.engine import VerlGenerate

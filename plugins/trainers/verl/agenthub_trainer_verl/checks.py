@@ -9,9 +9,8 @@ tokenizer against ``prompt_length``, ``response_length`` and ``max_tokens``.
 
 from __future__ import annotations
 
-from agenthub.errors import ConfigError
-from agenthub.plugins import get_plugin_host
-from agenthub.rollout.horizon import build_horizon
+from agenthub import ConfigError, get_plugin_host
+from agenthub.rollout import build_horizon
 from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
 
 from agenthub_trainer_verl.config import VerlConfig

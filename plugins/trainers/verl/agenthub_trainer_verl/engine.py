@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import uuid4
 
-from agenthub.rollout.policy import Generation, SamplingParams
+from agenthub.rollout import Generation, SamplingParams
 
 _FINISH = {"completed": "stop", "stop": "stop", "length": "length"}
 

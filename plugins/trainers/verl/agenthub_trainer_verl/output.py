@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenthub.types import Trajectory
+from agenthub import Trajectory
 from verl.experimental.agent_loop import AgentLoopOutput
 
 DROPPED_REWARD = 0.0

@@ -13,7 +13,7 @@ import asyncio
 import atexit
 import contextlib
 
-from agenthub.rollout.pool import EnvPool
+from agenthub.rollout import EnvPool
 
 from agenthub_trainer_verl.loop_settings import LoopSettings
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenthub.types import Task, TaskId, TaskList
+from agenthub import Task, TaskId, TaskList
 
 from agenthub_trainer_verl.loop_settings import AGENT_NAME
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agenthub.rollout.store import RunStore
+from agenthub.rollout import RunStore
 from agenthub.training import resumption
 
 from agenthub_trainer_verl.config import VerlConfig

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from agenthub.errors import ConfigError
-from agenthub.plugins import get_plugin_host
-from agenthub.service.client import SyncEnvClient
-from agenthub.service.launcher import ThreadedServer
-from agenthub.types import EnvInfo, TaskList
+from agenthub import ConfigError, EnvInfo, SyncEnvClient, TaskList, ThreadedServer, get_plugin_host
 
 from agenthub_trainer_verl.config import VerlConfig
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from agenthub import ConfigError
 from agenthub.config import validate_config
-from agenthub.errors import ConfigError
-from agenthub.rollout.store import RunStore, new_run_id
+from agenthub.rollout import RunStore, new_run_id
 from agenthub.training import check_framework, framework_problems
 
 from agenthub_trainer_verl.checks import framework_needs, launch_checks

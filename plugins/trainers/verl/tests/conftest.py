@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agenthub.plugins import get_plugin_host
-from agenthub.service.launcher import ThreadedServer
-from agenthub.testing.model_sampler import ModelSampler
+from agenthub import ThreadedServer, get_plugin_host
+from agenthub.testing import ModelSampler
 
 SIGN = re.compile(r"sign points (left|right)")
 
@@ -19,7 +18,7 @@ SIGN = re.compile(r"sign points (left|right)")
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random Qwen2-style model and its ChatML tokenizer, built here (no download)."""
-    from agenthub.testing.tiny_model import build_tiny_model
+    from agenthub.testing import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 

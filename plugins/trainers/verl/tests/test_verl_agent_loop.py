@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import torch
-from agenthub.service.launcher import LocalServer
+from agenthub import LocalServer
 from agenthub.training import StepOutcomeLog
 from verl.experimental.agent_loop.agent_loop import AgentLoopWorker, get_trajectory_info
 from verl.utils.dataset.rl_dataset import RLHFDataset

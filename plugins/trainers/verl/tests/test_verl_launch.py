@@ -10,11 +10,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from agenthub.cli.main import main
+from agenthub import ConfigError, Task
 from agenthub.config import validate_config as validate_settings
-from agenthub.errors import ConfigError
-from agenthub.rollout.store import RunStore
-from agenthub.types import Task
+from agenthub.rollout import RunStore
+from agenthub.testing import run_cli as main
 from verl.experimental.agent_loop import AgentLoopBase
 from verl.trainer.ppo.utils import need_critic, need_reference_policy
 from verl.utils.config import validate_config

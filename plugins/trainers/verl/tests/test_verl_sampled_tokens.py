@@ -20,11 +20,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from agenthub.rollout.policy import Generation, SamplingParams
-from agenthub.service.launcher import LocalServer
-from agenthub.testing.model_sampler import ModelSampler
-from agenthub.testing.tiny_model import build_tiny_model
-from agenthub.testing.token_checks import CheckTally, EngineAnswer, SequenceView, check_sampled_turns
+from agenthub import LocalServer
+from agenthub.rollout import Generation, SamplingParams
+from agenthub.testing import CheckTally, EngineAnswer, ModelSampler, SequenceView, build_tiny_model, check_sampled_turns
 from verl import DataProto
 from verl.utils.dataset.rl_dataset import collate_fn
 

@@ -7,7 +7,7 @@ import os
 import socket
 
 import uvicorn
-from agenthub.processes import watch_parent
+from agenthub import watch_parent
 
 from agenthub_env_webarena.shop.app import Shop, create_app
 from agenthub_env_webarena.shop.server import READY

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import httpx
 import uvicorn
-from agenthub.processes import popen
+from agenthub import popen
 
 from agenthub_env_webarena.evaluators import Helper
 from agenthub_env_webarena.shop.app import Shop, create_app
