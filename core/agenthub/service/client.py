@@ -334,7 +334,7 @@ class EnvClient:
         base = session_base_url(response.headers.get("Location"), session_id)
         if base is not None and base != self.base_url:
             self._session_bases[session_id] = base
-        first = ResetResult(observation=data["observation"], info=data.get("info", {}))
+        first = ResetResult(observation=data["observation"], info=data.get("info", {}), seat=data.get("seat"))
         return RemoteSession(self, session_id, data.get("task_id", task_id), first)
 
     def session_url(self, session_id: str) -> str:
@@ -354,8 +354,13 @@ class EnvClient:
         response = await self._request("POST", path, json=body, idempotent=True, base_url=base)
         return ResetResult.model_validate_json(response.content)
 
-    async def step(self, session_id: str, action: Action, *, request_id: str | None = None) -> StepResult:
-        body = {"action": _action_json(action), "request_id": request_id or secrets.token_hex(16)}
+    async def step(
+        self, session_id: str, action: Action, *, request_id: str | None = None, seat: int | None = None
+    ) -> StepResult:
+        """One step; ``seat`` is the acting seat, required by a multi-player env and refused by others."""
+        body: dict[str, Any] = {"action": _action_json(action), "request_id": request_id or secrets.token_hex(16)}
+        if seat is not None:
+            body["seat"] = seat
         path, base = f"/v1/sessions/{session_id}/step", self.session_url(session_id)
         response = await self._request("POST", path, json=body, idempotent=True, base_url=base)
         return StepResult.model_validate_json(response.content)
@@ -394,9 +399,16 @@ class RemoteSession:
         self.task_id = task_id
         self.observation = first.observation
         self.info = first.info
+        self.seat = first.seat
+        """Multi-player envs: the seat on turn after the create; None for a single-player env."""
 
-    async def step(self, action: Action, *, request_id: str | None = None) -> StepResult:
-        return await self.client.step(self.id, action, request_id=request_id)
+    async def step(self, action: Action, *, request_id: str | None = None, seat: int | None = None) -> StepResult:
+        """One step; on a multi-player env ``seat`` defaults to the seat on turn (``self.seat``)."""
+        result = await self.client.step(
+            self.id, action, request_id=request_id, seat=self.seat if seat is None else seat
+        )
+        self.seat = result.seat
+        return result
 
     async def reset(
         self, task_id: TaskId | None = None, *, seed: int | None = None, options: Mapping[str, Any] | None = None
@@ -404,6 +416,7 @@ class RemoteSession:
         result = await self.client.reset(self.id, task_id, seed=seed, options=options)
         if task_id is not None:
             self.task_id = task_id
+        self.seat = result.seat
         return result
 
     async def state(self) -> SessionState:
@@ -497,8 +510,10 @@ class SyncEnvClient:
     ) -> ResetResult:
         return self._loop.run(self._client.reset(session_id, task_id, seed=seed, options=options))
 
-    def step(self, session_id: str, action: Action, *, request_id: str | None = None) -> StepResult:
-        return self._loop.run(self._client.step(session_id, action, request_id=request_id))
+    def step(
+        self, session_id: str, action: Action, *, request_id: str | None = None, seat: int | None = None
+    ) -> StepResult:
+        return self._loop.run(self._client.step(session_id, action, request_id=request_id, seat=seat))
 
     def session_state(self, session_id: str) -> SessionState:
         return self._loop.run(self._client.session_state(session_id))

@@ -90,6 +90,10 @@ class CheckContext:
     sessions: int
     probe_turns: int
 
+    @property
+    def seats(self) -> range:
+        return range(self.info.players)
+
     def split(self) -> str:
         return self.info.splits[0]
 
@@ -223,11 +227,15 @@ async def check_reset_after_done(ctx: CheckContext) -> str:
     limit = max(3 * ctx.info.default_max_turns, 50)
     async with await ctx.client.create_session(task_id, seed=0) as session:
         observation = Observation(text=session.observation, info=session.info)
-        episode = (
-            ctx.oracle.start_episode(Task(env=ctx.info.name, task_id=task_id, seed=0), ctx.info) if ctx.oracle else None
+        # One oracle episode per seat: on a multi-player env the oracle plays every seat (self-play).
+        episodes = (
+            {s: ctx.oracle.start_episode(Task(env=ctx.info.name, task_id=task_id, seed=0), ctx.info) for s in ctx.seats}
+            if ctx.oracle
+            else {}
         )
         done = False
         for turn in range(limit):
+            episode = episodes.get(session.seat or 0)
             action = (await episode.act(observation)).action if episode else probe_action(observation, turn)
             result = await session.step(action)
             if result.done:
@@ -314,6 +322,95 @@ def _expect_error_body(response: httpx.Response) -> None:
     )
 
 
+async def check_seats(ctx: CheckContext) -> str:
+    """A single-player env refuses a seat (422); a multi-player env names the seat on turn and keeps turn order."""
+    async with await ctx.client.create_session(split=ctx.split(), seed=11) as session:
+        path = f"/v1/sessions/{session.id}/step"
+        action = probe_action(Observation(text=session.observation, info=session.info), 0)
+        if not ctx.info.multi_player:
+            _expect(session.seat is None, f"a single-player env's create answer names seat {session.seat}")
+            response = await ctx.raw.post(path, json={"action": action, "seat": 0})
+            _expect(response.status_code == 422, f"a step with a seat answered {response.status_code}, expected 422")
+            _expect_error_body(response)
+            return "single-player: no seat in answers; a step with a seat is refused with 422"
+        on_turn = session.seat
+        _expect(
+            on_turn is not None and 0 <= on_turn < ctx.info.players,
+            f"the create answer of a {ctx.info.players}-seat env names seat {on_turn!r}, expected 0 to "
+            f"{ctx.info.players - 1}",
+        )
+        assert on_turn is not None
+        if ctx.info.seats is not None:
+            _expect(len(ctx.info.seats) == ctx.info.players, "info names a different number of seats than players")
+        missing = await ctx.raw.post(path, json={"action": action})
+        _expect(missing.status_code == 422, f"a step without a seat answered {missing.status_code}, expected 422")
+        _expect_error_body(missing)
+        _expect(
+            str(on_turn) in missing.json()["error"]["message"],
+            "the 422 for a missing seat does not name the seat on turn",
+        )
+        wrong = (on_turn + 1) % ctx.info.players
+        refused = await ctx.raw.post(path, json={"action": action, "seat": wrong})
+        _expect(
+            refused.status_code == 409,
+            f"a step by seat {wrong} out of turn answered {refused.status_code}, expected 409",
+        )
+        _expect_error_body(refused)
+        code = refused.json()["error"]["code"]
+        _expect(code == "not_your_turn", f"a step out of turn answered code {code!r}, expected 'not_your_turn'")
+        unknown = await ctx.raw.post(path, json={"action": action, "seat": ctx.info.players})
+        _expect(unknown.status_code == 422, f"a step by a seat that does not exist answered {unknown.status_code}")
+        _expect((await session.state()).turns == 0, "a refused step changed the session")
+        result = await session.step(action, seat=on_turn)
+        _expect(
+            result.seat is not None and 0 <= result.seat < ctx.info.players,
+            f"a step answer names seat {result.seat!r}",
+        )
+    return f"{ctx.info.players} seats: 422 without a seat, 409 not_your_turn out of turn, the seat on turn steps"
+
+
+async def check_seat_rewards(ctx: CheckContext) -> str:
+    """Every step answers every seat's reward; the step that ends an episode shows every seat its final view."""
+    if not ctx.info.multi_player:
+        raise CheckSkipped("a single-player env has no seats")
+    task_id = (await ctx.task_ids(1))[0]
+    limit = max(3 * ctx.info.default_max_turns, 50)
+    names = [str(s) for s in ctx.seats]
+    totals = dict.fromkeys(names, 0.0)
+    async with await ctx.client.create_session(task_id, seed=0) as session:
+        observation = Observation(text=session.observation, info=session.info)
+        episodes = (
+            {s: ctx.oracle.start_episode(Task(env=ctx.info.name, task_id=task_id, seed=0), ctx.info) for s in ctx.seats}
+            if ctx.oracle
+            else {}
+        )
+        for turn in range(limit):
+            acting = session.seat
+            assert acting is not None
+            episode = episodes.get(acting)
+            action = (await episode.act(observation)).action if episode else probe_action(observation, turn)
+            result = await session.step(action)
+            _expect(result.rewards is not None, f"step {turn + 1} of a multi-player env has no 'rewards'")
+            assert result.rewards is not None
+            _expect(sorted(result.rewards) == sorted(names), f"step {turn + 1} rewards seats {sorted(result.rewards)}")
+            _expect(
+                result.reward == result.rewards[str(acting)],
+                f"step {turn + 1}: reward {result.reward} is not the acting seat {acting}'s "
+                f"{result.rewards[str(acting)]}",
+            )
+            for name in names:
+                totals[name] += result.rewards[name]
+            if result.done:
+                _expect(
+                    result.observations is not None and sorted(result.observations) == sorted(names),
+                    "the step that ended the episode does not carry every seat's final observation",
+                )
+                return f"ended after {turn + 1} steps; returns by seat {totals}; every seat saw the end"
+            _expect(result.observations is None, f"step {turn + 1} carries final observations but did not end")
+            observation = Observation(text=result.observation, info=result.info)
+    raise CheckSkipped(f"no episode ended within {limit} steps; pass agent=<oracle> to reach the end")
+
+
 CHECKS: list[tuple[str, Callable[[CheckContext], Awaitable[str]]]] = [
     ("info", check_info),
     ("task_listing", check_task_listing),
@@ -327,6 +424,8 @@ CHECKS: list[tuple[str, Callable[[CheckContext], Awaitable[str]]]] = [
     ("unknown_session", check_unknown_session),
     ("invalid_action", check_invalid_action),
     ("bad_requests", check_bad_requests),
+    ("seats", check_seats),
+    ("seat_rewards", check_seat_rewards),
 ]
 CHECK_NAMES = [name for name, _ in CHECKS]
 
