@@ -141,6 +141,32 @@ class LocalServer:
         self.stop()
 
 
+def start_local_servers(env: str, count: int, *, overrides: dict[str, Any] | None = None) -> list[LocalServer]:
+    """``count`` :class:`LocalServer` of ``env``, started at once (each in a thread); all or none:
+    when one fails to start, those that did are stopped and its error is raised."""
+    if count < 1:
+        raise AgenthubError(f"the number of env server processes must be >= 1, got {count}")
+    servers = [LocalServer(env, overrides=overrides) for _ in range(count)]
+    errors: list[BaseException] = []
+
+    def start(server: LocalServer) -> None:
+        try:
+            server.start()
+        except BaseException as exc:  # raised below, in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start, args=(s,), name=f"agenthub-start-{env}") for s in servers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        for server in servers:
+            server.stop()
+        raise errors[0]
+    return servers
+
+
 class ThreadedServer:
     """An environment server on loopback in a background thread of this process.
 

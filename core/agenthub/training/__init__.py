@@ -6,11 +6,22 @@
   task, refused with the setting to change;
 * :func:`step_warning`: a warning for a step whose episodes mostly ended truncated or
   in an infra outcome;
-* :mod:`resumption`: what ``--resume RUN_DIR`` may change and how a run reopens.
+* :mod:`resumption`: what ``--resume RUN_DIR`` may change and how a run reopens;
+* :func:`preflight`, :func:`print_dry_run_checks`, :func:`env_servers`, :func:`recorded_run`:
+  the lifecycle around a framework: checks before it starts, env servers while it runs,
+  the run's end status (finished, failed, interrupted) in the run store.
 """
 
 from agenthub.training import resumption
 from agenthub.training.launch_checks import Finding, LaunchRefused, LaunchReport, TokenLimits, check_launch
+from agenthub.training.lifecycle import (
+    RunEnd,
+    env_servers,
+    preflight,
+    print_checks,
+    print_dry_run_checks,
+    recorded_run,
+)
 from agenthub.training.prerequisites import (
     CPU_TRAINERS,
     FrameworkMissing,
@@ -28,13 +39,19 @@ __all__ = [
     "FrameworkNeeds",
     "LaunchRefused",
     "LaunchReport",
+    "RunEnd",
     "StepOutcomeLog",
     "StepWarnings",
     "TokenLimits",
     "check_framework",
     "check_launch",
+    "env_servers",
     "framework_problems",
     "gpu_available",
+    "preflight",
+    "print_checks",
+    "print_dry_run_checks",
+    "recorded_run",
     "resumption",
     "step_warning",
 ]

@@ -1,0 +1,106 @@
+"""What every trainer adapter does around its framework, whatever the framework.
+
+Before a run: the framework's prerequisites and the launch checks, printed and, when they
+refuse, raised (:func:`preflight`; in a dry run :func:`print_dry_run_checks`, as comments).
+During it: env servers started for the run when no ``url`` names running ones
+(:func:`env_servers`). At its end: the run store records how it ended, ``finished``,
+``failed`` or ``interrupted`` (Ctrl-C), with the trainer's summary (:func:`recorded_run`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TextIO
+
+from agenthub.rollout.store import RunStore
+from agenthub.service.launcher import start_local_servers
+from agenthub.training.launch_checks import LaunchReport
+from agenthub.training.prerequisites import FrameworkNeeds, check_framework, framework_problems
+
+
+def print_checks(report: LaunchReport, *, comment: bool = False, file: TextIO | None = None) -> None:
+    """The launch checks' summary and warnings; as ``# `` comments in a dry run, whose output stays YAML."""
+    out = file or sys.stdout
+    print(f"# {report.summary()}" if comment else report.summary(), file=out, flush=True)
+    for warning in report.warnings:
+        prefix = "# warning" if comment else "warning"
+        print(f"{prefix}: {warning.key}: {warning.message}", file=out, flush=True)
+
+
+def preflight(
+    needs: FrameworkNeeds, checks: Callable[[], LaunchReport] | None = None, *, file: TextIO | None = None
+) -> LaunchReport | None:
+    """Before a real run starts anything: the framework's prerequisites (raises with all that is
+    missing), then ``checks()`` (the trainer's launch checks), printed, raised when they refuse."""
+    check_framework(needs)
+    if checks is None:
+        return None
+    report = checks()
+    print_checks(report, file=file)
+    report.raise_if_refused()
+    return report
+
+
+def print_dry_run_checks(needs: FrameworkNeeds, report: LaunchReport) -> None:
+    """A dry run's checks, as comments: what would stop a real run here, and the launch checks.
+
+    The caller raises ``report.raise_if_refused()`` after printing its plan, so that a refused
+    dry run still shows what it would have run."""
+    for problem in framework_problems(needs):
+        print(f"# a real run would stop here: {problem}")
+    print_checks(report, comment=True)
+
+
+class RunEnd:
+    """How a run ended, as :func:`recorded_run` writes it into the run store."""
+
+    def __init__(self) -> None:
+        self.status = "finished"
+
+    def exited(self, code: int) -> int:
+        """The framework's exit code: 0 is ``finished``, anything else ``failed``; returns ``code``."""
+        self.status = "finished" if code == 0 else "failed"
+        return code
+
+
+@contextlib.contextmanager
+def recorded_run(
+    store: RunStore, summary: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None
+) -> Iterator[RunEnd]:
+    """Run the body, then always finish ``store`` with its status and ``summary`` (a callable is
+    called at the end, so it can sum up what the run did): ``finished``, ``failed`` when the body
+    raises or :meth:`RunEnd.exited` saw a non-zero code, ``interrupted`` on Ctrl-C (re-raised)."""
+    end = RunEnd()
+    try:
+        yield end
+    except KeyboardInterrupt:
+        end.status = "interrupted"
+        raise
+    except BaseException:
+        end.status = "failed"
+        raise
+    finally:
+        store.finish(summary() if callable(summary) else summary, status=end.status)
+
+
+@contextlib.contextmanager
+def env_servers(
+    env: str, urls: Sequence[str] | None, *, processes: int, max_sessions: int, token: str | None = None
+) -> Iterator[list[str]]:
+    """The env servers' URLs for the length of a run: ``urls`` when given (servers that run
+    elsewhere), else those of ``processes`` local ``agenthub serve`` servers, started here (at
+    once) and stopped when the run ends, however it ends."""
+    if urls:
+        yield list(urls)
+        return
+    overrides: dict[str, Any] = {"max_sessions": max_sessions}
+    if token:
+        overrides["token"] = token
+    servers = start_local_servers(env, processes, overrides=overrides)
+    try:
+        yield [server.url for server in servers]
+    finally:
+        for server in servers:
+            server.stop()
