@@ -33,6 +33,7 @@ from typing import IO, Any, TypedDict
 
 import httpx
 
+from agenthub.processes import popen
 from agenthub.rollout.policy import Generation, GenerationError, SamplingParams
 
 
@@ -128,7 +129,8 @@ class VLLMServer:
         """Start it and wait for ``/health``; raise with the log's tail if it dies or never gets there."""
         self._log = self.log_path.open("wb")
         started = time.monotonic()
-        self.process = subprocess.Popen(
+        # popen: vLLM is stopped with the test process even when that is killed with SIGKILL.
+        self.process = popen(
             self.command, stdout=self._log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
         )
         try:

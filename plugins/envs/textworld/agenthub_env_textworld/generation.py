@@ -21,6 +21,8 @@ import threading
 import time
 from typing import Any, NamedTuple
 
+from agenthub import popen
+
 WORKERS_ENV_VAR = "AGENTHUB_TEXTWORLD_GENERATORS"
 """How many games one process may generate at once (default: the CPU count, at most 4)."""
 
@@ -43,8 +45,9 @@ class _Worker:
     def __init__(self, idle_seconds: float) -> None:
         env = {k: v for k, v in os.environ.items() if k not in _WORKER_ENV_DROP}
         env["PYTHONHASHSEED"] = "0"
-        # -P: the worker's cwd (a temp dir) must not shadow installed packages.
-        self.process = subprocess.Popen(
+        # -P: the worker's cwd (a temp dir) must not shadow installed packages. popen: the worker dies
+        # with this process even on SIGKILL (in the middle of a game it would see its stdin close only after).
+        self.process = popen(
             [sys.executable, "-P", "-m", "agenthub_env_textworld._worker", str(idle_seconds)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
