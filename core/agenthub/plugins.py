@@ -216,6 +216,10 @@ class PluginHost:
             self.envs.add(reasoning_gym_env_spec(name), owner="reasoning-gym")
             if ORACLE_SPEC.name not in self.agents:
                 self.agents.add(ORACLE_SPEC, owner="reasoning-gym")
+        if name.startswith("textarena:") and name not in self.envs:
+            from agenthub.textarena_import import textarena_env_spec  # TextArena's games, built on request too
+
+            self.envs.add(textarena_env_spec(name), owner="textarena")
         return self.envs.get(name, self._failed_hint())
 
     def agent(self, name: str) -> AgentSpec:

@@ -16,6 +16,7 @@ from agenthub.plugins import get_plugin_host
 IMPORTERS = (
     ("gymnasium", "gymnasium", "gym:ID", "agenthub (a core dependency)"),
     ("reasoning-gym", "reasoning-gym", "reasoning_gym:NAME", "pip install 'agenthub[reasoning-gym]'"),
+    ("textarena", "textarena", "textarena:NAME", "pip install 'agenthub[textarena]'"),
 )
 
 
