@@ -361,6 +361,9 @@ class Trajectory(_Wire):
     seat: int | None = Field(default=None, ge=0)
     """Multi-player envs: the seat this trajectory played; its turns, reward, outcome and tokens are
     that seat's own. One trajectory is stored per seat of an episode. None for a single-player env."""
+    seat_result: Literal["win", "draw", "loss"] | None = None
+    """Multi-player envs, when the env ended the episode: how this seat finished. The single highest
+    return wins, a shared highest draws, any other loses; ``outcome`` is ``success`` only for a win."""
 
     @property
     def trainable(self) -> bool:

@@ -6,6 +6,11 @@ and closes the session. Results stream out in the order episodes finish, so
 a slow episode never holds back a fast one. Infra failures (a server that
 died, a timeout) are retried on a fresh session; if they keep failing the
 trajectory is kept, marked, and never carries made-up text.
+
+On a multi-player env (``players`` > 1) an episode is played by one agent per seat (``agent``
+for every seat not in ``opponents``: self-play by default) and yields one trajectory per seat
+(:mod:`agenthub.rollout.seated_play`), keyed ``"<task index>/<sample>/seat<N>"``; ``seats``
+keeps only the seats a trainer learns from.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from agenthub.errors import AgenthubError, EnvServerUnavailableError
 from agenthub.protocols import Agent
 from agenthub.rollout.episode_loop import EpisodeFailure, EpisodePlay, agent_provenance
 from agenthub.rollout.pool import Endpoint, EnvPool, NoHealthyEndpointError
+from agenthub.rollout.seated_play import SeatedEpisodePlay
 from agenthub.types import EnvInfo, Outcome, Task, Trajectory, Turn
 
 log = logging.getLogger("agenthub.executor")
@@ -70,7 +76,11 @@ class Executor:
         episode_timeout_s: float | None = None,
         provenance: Mapping[str, Any] | None = None,
         on_turn: TurnCallback | None = None,
+        opponents: Mapping[int, Agent] | None = None,
+        seats: Container[int] | None = None,
     ) -> None:
+        """``opponents`` (multi-player envs): the agent of each seat ``agent`` does not play;
+        ``seats``: the seats whose trajectories are returned (default: all of them)."""
         if concurrency < 1:
             raise AgenthubError(f"concurrency must be >= 1, got {concurrency}")
         if max_attempts < 1:
@@ -84,6 +94,8 @@ class Executor:
         self.episode_timeout_s = episode_timeout_s
         self.provenance = {**agent_provenance(agent), **(provenance or {})}
         self.on_turn = on_turn
+        self.opponents = dict(opponents or {})
+        self.seats = seats
 
     # -- many episodes ------------------------------------------------------------
 
@@ -92,13 +104,16 @@ class Executor:
     ) -> AsyncIterator[Trajectory]:
         """Run ``requests`` (except keys in ``skip``) ``concurrency`` at a time; yield each as it ends."""
         info = await self.pool.info()
+        self._check_seats(info)
         pending = (r for r in requests if r.key not in skip)
         results: asyncio.Queue[Trajectory | BaseException | None] = asyncio.Queue()
 
         async def worker() -> None:
             try:
                 for request in pending:  # one shared iterator: each request is taken once
-                    await results.put(await self.run_one(request, info))
+                    for trajectory in await self.run_episode(request, info):
+                        if trajectory.key not in skip:  # a seat stored before a kill is not stored twice
+                            await results.put(trajectory)
             except BaseException as exc:  # a bug, not an episode outcome: stop the run loudly
                 await results.put(exc)
                 raise
@@ -128,30 +143,64 @@ class Executor:
     # -- one episode, retried on infra failures -------------------------------------
 
     async def run_one(self, request: EpisodeRequest, info: EnvInfo | None = None) -> Trajectory:
+        """One episode of a single-player env (see :meth:`run_episode` for any env)."""
         info = info or await self.pool.info()
+        if info.multi_player:
+            raise AgenthubError(
+                f"env {info.name!r} has {info.players} seats, so an episode gives one trajectory per seat; "
+                "use Executor.run_episode or Executor.stream"
+            )
+        [trajectory] = await self.run_episode(request, info)
+        return trajectory
+
+    async def run_episode(self, request: EpisodeRequest, info: EnvInfo | None = None) -> list[Trajectory]:
+        """One episode, retried on infra failures: its trajectory, or one per seat kept by ``seats``."""
+        info = info or await self.pool.info()
+        self._check_seats(info)
         errors: list[str] = []
         for attempt in itertools.count(1):
-            trajectory, retry = await self._attempt(request, info)
-            trajectory.attempts = attempt
-            if trajectory.error is not None:
-                errors.append(f"attempt {attempt}: {trajectory.error}")
-                trajectory.error = "; ".join(errors)
-            if not (trajectory.outcome.is_infra_failure and retry) or attempt >= self.max_attempts:
-                return trajectory
+            trajectories, retry = await self._attempt(request, info)
+            error = trajectories[0].error
+            if error is not None:
+                errors.append(f"attempt {attempt}: {error}")
+            for trajectory in trajectories:
+                trajectory.attempts = attempt
+                if error is not None:
+                    trajectory.error = "; ".join(errors)
+            if not (trajectories[0].outcome.is_infra_failure and retry) or attempt >= self.max_attempts:
+                if self.seats is None or not info.multi_player:
+                    return trajectories
+                return [t for t in trajectories if t.seat in self.seats]
             log.info("episode %s: %s; retrying on a fresh session", request.key, errors[-1])
             await asyncio.sleep(self.retry_backoff_s * (2 ** (attempt - 1)) * (0.5 + random.random()))
         raise AssertionError("unreachable")
 
-    async def _attempt(self, request: EpisodeRequest, info: EnvInfo) -> tuple[Trajectory, bool]:
+    def _check_seats(self, info: EnvInfo) -> None:
+        if not info.multi_player and self.opponents:
+            raise AgenthubError(
+                f"env {info.name!r} is single-player; opponents are for multi-player envs (players > 1)"
+            )
+        unknown = sorted(s for s in self.opponents if not 0 <= s < info.players)
+        if unknown:
+            raise AgenthubError(
+                f"env {info.name!r} has seats 0 to {info.players - 1}; there is no seat {unknown[0]} for an opponent"
+            )
+
+    async def _attempt(self, request: EpisodeRequest, info: EnvInfo) -> tuple[list[Trajectory], bool]:
         """One session's worth of the episode, and whether a fresh session might do better."""
         on_turn = self.on_turn
-        play = EpisodePlay(
-            self.agent,
-            request.task,
-            info,
-            on_turn=(lambda number, turn: on_turn(request.key, number, turn)) if on_turn is not None else None,
-            act_limit=self.policy_limit,
-        )
+        play: EpisodePlay | SeatedEpisodePlay
+        if info.multi_player:
+            agents = {s: self.opponents.get(s, self.agent) for s in range(info.players)}
+            play = SeatedEpisodePlay(agents, request.task, info, act_limit=self.policy_limit)
+        else:
+            play = EpisodePlay(
+                self.agent,
+                request.task,
+                info,
+                on_turn=(lambda number, turn: on_turn(request.key, number, turn)) if on_turn is not None else None,
+                act_limit=self.policy_limit,
+            )
         started = time.monotonic()
         endpoint_url = ""
         try:
@@ -170,10 +219,15 @@ class Executor:
             timeout = f"the episode took longer than episode_timeout_s={self.episode_timeout_s:g}"
             play.fail(EpisodeFailure(Outcome.TIMEOUT, timeout, retry=True))
         duration_s = round(time.monotonic() - started, 6)
+        if isinstance(play, SeatedEpisodePlay):
+            trajectories = play.trajectories(
+                endpoint=endpoint_url, provenance=self.provenance, key=request.key, duration_s=duration_s
+            )
+            return trajectories, play.retry
         trajectory = play.trajectory(
             endpoint=endpoint_url, provenance=self.provenance, key=request.key, duration_s=duration_s
         )
-        return trajectory, play.retry
+        return [trajectory], play.retry
 
     def _reporter(self, endpoint: Endpoint) -> Callable[[EnvServerUnavailableError], None]:
         return lambda exc: self.pool.report_failure(endpoint, exc)

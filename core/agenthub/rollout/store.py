@@ -34,6 +34,17 @@ TRAJECTORIES_FILE = "trajectories.jsonl"
 METRICS_FILE = "metrics.jsonl"
 
 
+def seat_key(episode_key: str, seat: int) -> str:
+    """The key of one seat's trajectory of a multi-player episode: ``"<task index>/<sample>/seat<N>"``."""
+    return f"{episode_key}/seat{seat}"
+
+
+def episode_key(trajectory_key: str) -> str:
+    """The episode key of a seat's trajectory key (the key itself for a single-player one)."""
+    head, sep, tail = trajectory_key.rpartition("/seat")
+    return head if sep and tail.isdigit() else trajectory_key
+
+
 class RunStoreError(AgenthubError):
     """A run directory is missing, damaged, or belongs to a different config."""
 
@@ -120,7 +131,20 @@ class RunStore:
                     raise RunStoreError(f"{file}:{number} is not a trajectory ({exc}); the file is damaged") from exc
 
     def completed_keys(self) -> set[str]:
-        return {t.key for t in self.trajectories() if t.key is not None}
+        """Keys of the stored trajectories, and of each multi-player episode whose every seat is stored."""
+        keys: set[str] = set()
+        seats: dict[str, set[int]] = {}
+        players: dict[str, int] = {}
+        for t in self.trajectories():
+            if t.key is None:
+                continue
+            keys.add(t.key)
+            if t.seat is not None:
+                episode = episode_key(t.key)
+                seats.setdefault(episode, set()).add(t.seat)
+                players[episode] = int(t.provenance.get("players", 0))
+        keys.update(e for e, stored in seats.items() if len(stored) >= players[e])
+        return keys
 
     def metrics(self) -> list[dict[str, Any]]:
         file = self.path / METRICS_FILE
