@@ -10,6 +10,11 @@ Per task with ``n`` valid samples of which ``c`` succeeded:
 Samples that ended in an infrastructure failure (``env_error``, ``timeout``) say
 nothing about the policy: they are left out and counted. ``agent_error`` (for
 example a reply no parser could read) is the policy's fault and counts as a failure.
+
+On a multi-player env each episode gives one trajectory per seat, and the report adds
+**win/draw/loss per seat**: the rates over the games the env ended (a seat wins with the
+single highest return, draws when it shares the highest, loses otherwise), and how many
+of that seat's games did not end (truncated, or an infra or agent failure).
 """
 
 from __future__ import annotations
@@ -56,6 +61,34 @@ class TaskScore:
         return self.successes > 0
 
 
+RESULTS = ("win", "draw", "loss")
+
+
+@dataclass
+class SeatScore:
+    """One seat's games: how many it won, drew and lost, and how many did not end."""
+
+    seat: int
+    win: int = 0
+    draw: int = 0
+    loss: int = 0
+    unfinished: int = 0
+
+    @property
+    def finished(self) -> int:
+        return self.win + self.draw + self.loss
+
+    def as_dict(self) -> dict[str, Any]:
+        finished = self.finished
+        rates = {f"{name}_rate": round(getattr(self, name) / finished, 6) if finished else 0.0 for name in RESULTS}
+        return {
+            "games": finished + self.unfinished,
+            **{n: getattr(self, n) for n in RESULTS},
+            **rates,
+            "unfinished": self.unfinished,
+        }
+
+
 @dataclass
 class EvalReport:
     """Scores per task and overall; ``ks`` are the j of the unbiased pass@j columns."""
@@ -63,6 +96,8 @@ class EvalReport:
     tasks: list[TaskScore]
     ks: list[int]
     outcomes: dict[str, int]
+    seats: dict[int, SeatScore] = field(default_factory=dict)
+    """Multi-player envs: win/draw/loss by seat; empty for a single-player env."""
 
     @property
     def scored(self) -> list[TaskScore]:
@@ -83,6 +118,8 @@ class EvalReport:
         for k in self.ks:
             eligible = [t for t in scored if t.n >= k]
             result[f"pass@{k}"] = _mean([pass_at_k(t.n, t.successes, k) for t in eligible])
+        if self.seats:
+            result["seats"] = {str(s): self.seats[s].as_dict() for s in sorted(self.seats)}
         return result
 
     def per_task(self) -> list[dict[str, Any]]:
@@ -121,7 +158,14 @@ def evaluate(trajectories: Iterable[Trajectory], *, k: int) -> EvalReport:
     by_task: dict[Any, TaskScore] = {}
     order: dict[Any, tuple[int, str]] = {}
     outcomes: dict[str, int] = defaultdict(int)
+    seats: dict[int, SeatScore] = {}
     for trajectory in trajectories:
+        if trajectory.seat is not None:
+            seat = seats.setdefault(trajectory.seat, SeatScore(trajectory.seat))
+            if trajectory.seat_result is None:
+                seat.unfinished += 1
+            else:
+                setattr(seat, trajectory.seat_result, getattr(seat, trajectory.seat_result) + 1)
         # Rows in the order the tasks were asked for (keys are "<task index>/<sample>").
         index = (trajectory.key or "").partition("/")[0]
         order.setdefault(repr(trajectory.task.task_id), (int(index) if index.isdigit() else 1 << 62, repr(index)))
@@ -134,4 +178,4 @@ def evaluate(trajectories: Iterable[Trajectory], *, k: int) -> EvalReport:
         score.rewards.append(trajectory.reward)
         score.successes += trajectory.outcome is Outcome.SUCCESS
     ranked = sorted(by_task, key=lambda name: order[name])
-    return EvalReport([by_task[name] for name in ranked], default_ks(k), dict(outcomes))
+    return EvalReport([by_task[name] for name in ranked], default_ks(k), dict(outcomes), seats)
