@@ -72,6 +72,21 @@ def test_unknown_trainer_suggests_the_closest_and_lists_installed(
     assert "installed trainers: recorder" in err
 
 
+def test_an_unknown_env_or_agent_is_refused_before_the_trainer_starts_any_server(
+    recorder: list[Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "trainer=recorder", "env=trial"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown env 'trial'; did you mean 'trail'? installed envs: guess" in err
+    assert "Install more with `agenthub install NAME`" in err
+    assert main(["run", "trainer=recorder", "env=trail", "agent=orcale"]) == 2
+    assert "unknown agent 'orcale'; did you mean 'oracle'?" in capsys.readouterr().err
+    assert recorder == []  # the trainer never ran
+    # with url= the env servers are someone else's, and may serve an env not installed here
+    assert main(["run", "trainer=recorder", "env=remote-only", "url=http://127.0.0.1:9"]) == 0
+    assert recorder[0][0]["env"] == "remote-only"
+
+
 def test_run_hands_the_trainer_the_file_then_the_overrides(recorder: list[Any], tmp_path: Path) -> None:
     config = tmp_path / "train.yaml"
     config.write_text(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agenthub import LocalServer
-from agenthub.errors import ConfigError
+from agenthub.errors import ConfigError, UnknownNameError
 from agenthub.plugins import set_plugin_host
 from agenthub.rollout.tokens import ChatTemplateDeltas
 from agenthub.training import LaunchRefused, TokenLimits, check_launch
@@ -90,6 +90,11 @@ def test_a_winning_episode_longer_than_the_context_or_the_horizon_is_a_warning(t
 def test_an_unknown_split_is_refused_in_words(tokenizer: Any) -> None:
     with pytest.raises(ConfigError, match=r"env 'guess' has no split 'dev'; it has: .*\(key split\)"):
         check_launch("guess", tokenizer, TokenLimits(max_tokens=8), split="dev")
+
+
+def test_an_unknown_env_is_refused_in_words_before_a_server_is_started(tokenizer: Any) -> None:
+    with pytest.raises(UnknownNameError, match=r"unknown env 'guesss'; did you mean 'guess'\?.*agenthub install NAME"):
+        check_launch("guesss", tokenizer, TokenLimits(max_tokens=8))
 
 
 def test_env_servers_that_do_not_answer_are_refused_but_a_dry_run_goes_on(tokenizer: Any) -> None:

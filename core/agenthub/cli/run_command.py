@@ -14,11 +14,12 @@ never imports an RL framework. What the trainer receives is one mapping:
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from agenthub.config import deep_merge, load_yaml, parse_overrides
 from agenthub.errors import ConfigError
-from agenthub.plugins import get_plugin_host
+from agenthub.plugins import PluginHost, get_plugin_host
 from agenthub.rollout.store import RunStore
 
 
@@ -47,5 +48,22 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"agenthub run needs trainer=NAME, e.g. trainer=trl env=trail; installed trainers: {installed}"
         )
-    trainer = host.trainer(name).make()
-    return int(trainer.run(config, dry_run=args.dry_run))
+    spec = host.trainer(name)
+    check_names(config, host)
+    return int(spec.make().run(config, dry_run=args.dry_run))
+
+
+def check_names(config: Mapping[str, Any], host: PluginHost) -> None:
+    """Refuse an unknown ``env`` or ``agent`` now, in the lookup's own words (did you mean, installed ones,
+    ``agenthub install NAME``), rather than through the log of an env server that starts and exits.
+
+    With ``url=`` the env servers are someone else's, and may serve an env not installed here.
+    """
+    if config.get("url"):
+        return
+    env = config.get("env")
+    if isinstance(env, str) and env:
+        spec = host.env(env)
+        agent = config.get("agent")
+        if isinstance(agent, str) and agent:
+            host.agent_for(spec, agent)

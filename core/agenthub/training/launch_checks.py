@@ -164,8 +164,10 @@ def check_launch(
             if dry_run:
                 return LaunchReport(env=env, skipped=f"the env server at {urls[0]} did not answer")
             raise ConfigError(f"the env server at {urls[0]} did not answer ({exc}); start it, or fix url=") from None
+    from agenthub.plugins import get_plugin_host
     from agenthub.service.launcher import LocalServer
 
+    get_plugin_host().env(env)  # an unknown env is refused here, in words, not by a server that exits
     settings = {**(server_overrides or {}), **({"token": token} if token else {})}
     with LocalServer(env, overrides=settings) as server:
         check = _check(server.url, env, tokenizer, limits, split, token, system_prompt, max_turns)
