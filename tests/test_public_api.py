@@ -137,5 +137,5 @@ def test_the_gymnasium_bridge_does_not_import_the_client() -> None:
 def test_an_unknown_name_is_an_attribute_error_naming_the_module() -> None:
     import agenthub.rollout
 
-    with pytest.raises(AttributeError, match="module 'agenthub.rollout' has no attribute 'Nope'"):
+    with pytest.raises(AttributeError, match=r"module 'agenthub\.rollout' has no attribute 'Nope'"):
         _ = agenthub.rollout.Nope
