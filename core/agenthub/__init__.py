@@ -27,7 +27,16 @@ from agenthub.errors import (
 from agenthub.hookimpl import hookimpl
 from agenthub.lazy_exports import lazy_exports
 from agenthub.plugins import PluginHost, get_plugin_host
-from agenthub.protocols import Agent, AgentEpisode, Environment, HorizonSchedule, StepTuple, Trainer
+from agenthub.protocols import (
+    Agent,
+    AgentEpisode,
+    Environment,
+    HorizonSchedule,
+    MultiPlayerEnvironment,
+    SeatStep,
+    StepTuple,
+    Trainer,
+)
 from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, HorizonSpec, TrainerSpec
 from agenthub.types import (
     PROTOCOL_VERSION,
@@ -100,12 +109,14 @@ __all__ = [
     "HorizonSchedule",
     "HorizonSpec",
     "LocalServer",
+    "MultiPlayerEnvironment",
     "Observation",
     "Outcome",
     "PluginError",
     "PluginHost",
     "RemoteGymEnv",
     "RemoteSession",
+    "SeatStep",
     "ServerBusyError",
     "ServerStartError",
     "ServiceSettings",
