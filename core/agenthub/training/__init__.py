@@ -20,6 +20,7 @@ from agenthub.training.lifecycle import (
     preflight,
     print_checks,
     print_dry_run_checks,
+    print_framework_problems,
     recorded_run,
 )
 from agenthub.training.prerequisites import (
@@ -51,6 +52,7 @@ __all__ = [
     "preflight",
     "print_checks",
     "print_dry_run_checks",
+    "print_framework_problems",
     "recorded_run",
     "resumption",
     "step_warning",

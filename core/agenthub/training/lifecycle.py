@@ -43,14 +43,21 @@ def preflight(
     return report
 
 
-def print_dry_run_checks(needs: FrameworkNeeds, report: LaunchReport) -> None:
-    """A dry run's checks, as comments: what would stop a real run here, and the launch checks.
-
-    The caller raises ``report.raise_if_refused()`` after printing its plan, so that a refused
-    dry run still shows what it would have run."""
+def print_framework_problems(needs: FrameworkNeeds) -> None:
+    """A dry run's comment for each thing on this machine that would stop a real run."""
     for problem in framework_problems(needs):
         print(f"# a real run would stop here: {problem}")
+
+
+def print_dry_run_checks(needs: FrameworkNeeds, checks: Callable[[], LaunchReport]) -> LaunchReport:
+    """A dry run's checks, as comments: what would stop a real run here, then ``checks()`` (the
+    trainer's launch checks, run in dry-run mode). Returns their report unraised: the caller
+    raises ``report.raise_if_refused()`` after printing its plan, so that a refused dry run
+    still shows what it would have run."""
+    print_framework_problems(needs)
+    report = checks()
     print_checks(report, comment=True)
+    return report
 
 
 class RunEnd:
