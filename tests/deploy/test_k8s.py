@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import yaml
 
 from agenthub import get_plugin_host
 from agenthub.cli.main import main
-from agenthub.deploy.k8s import MEASURED, SESSIONS_METRIC, K8sConfig, manifests, validate
+from agenthub.deploy.k8s import MEASURED, SESSIONS_METRIC, K8sConfig, manifests, rayjob_schema, validate
 from agenthub.errors import ConfigError
 
 pytest.importorskip("kubernetes_validate")
@@ -105,6 +107,94 @@ def test_validation_refuses_what_a_cluster_would(tmp_path: Path) -> None:
     bad_pod["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"] = 3
     with pytest.raises(ConfigError, match="RayJob is not valid"):
         validate(bad_pod)
+
+
+def rich_rayjob() -> dict[str, Any]:
+    """A RayJob using fields agenthub does not write (workers, autoscaler, submitter pod), as a user might."""
+    job = json.loads(
+        json.dumps(manifests(get_plugin_host().env("guess"), K8sConfig(env="guess"))["rayjob-eval.yaml"][0])
+    )
+    container = {"name": "ray-worker", "image": "rayproject/ray:2.40.0"}
+    job["spec"]["rayClusterSpec"]["workerGroupSpecs"] = [
+        {
+            "groupName": "cpu",
+            "replicas": 2,
+            "minReplicas": 1,
+            "maxReplicas": 4,
+            "rayStartParams": {},
+            "scaleStrategy": {"workersToDelete": []},
+            "template": {"metadata": {"labels": {"pool": "cpu"}}, "spec": {"containers": [container]}},
+        }
+    ]
+    job["spec"]["rayClusterSpec"]["enableInTreeAutoscaling"] = True
+    job["spec"]["rayClusterSpec"]["autoscalerOptions"] = {"upscalingMode": "Conservative", "idleTimeoutSeconds": 60}
+    job["spec"]["submissionMode"] = "K8sJobMode"
+    job["spec"]["submitterPodTemplate"] = {"spec": {"restartPolicy": "Never", "containers": [container]}}
+    return dict(job)
+
+
+def test_kuberays_rayjob_schema_accepts_its_fields_and_refuses_what_the_crd_refuses() -> None:
+    validate(rich_rayjob())
+
+    def refused(change: Callable[[dict[str, Any]], None], where: str) -> None:
+        job = rich_rayjob()
+        change(job)
+        with pytest.raises(ConfigError, match=f"RayJob is not valid at {where}"):
+            validate(job)
+
+    spec = "spec"
+    cluster = "spec/rayClusterSpec"
+    # a wrong type, a value outside an enum
+    refused(lambda j: j[spec].update(shutdownAfterJobFinishes="yes"), "spec/shutdownAfterJobFinishes")
+    refused(
+        lambda j: j[spec]["rayClusterSpec"]["workerGroupSpecs"][0].update(replicas="2"),
+        f"{cluster}/workerGroupSpecs/0/replicas",
+    )
+    refused(
+        lambda j: j[spec]["rayClusterSpec"]["autoscalerOptions"].update(upscalingMode="Fast"),
+        f"{cluster}/autoscalerOptions/upscalingMode",
+    )
+    # a required field missing, at each level the CRD requires one
+    refused(lambda j: j[spec].pop("entrypoint"), "spec: 'entrypoint' is a required property")
+    refused(
+        lambda j: j[spec]["rayClusterSpec"].pop("headGroupSpec"), f"{cluster}: 'headGroupSpec' is a required property"
+    )
+    refused(
+        lambda j: j[spec]["rayClusterSpec"]["headGroupSpec"].pop("rayStartParams"),
+        f"{cluster}/headGroupSpec: 'rayStartParams'",
+    )
+    refused(
+        lambda j: j[spec]["rayClusterSpec"]["workerGroupSpecs"][0].pop("groupName"),
+        f"{cluster}/workerGroupSpecs/0: 'groupName'",
+    )
+    # a field the CRD does not have, deep down
+    refused(
+        lambda j: j[spec]["rayClusterSpec"]["headGroupSpec"].update(enableIngres=True),
+        f"{cluster}/headGroupSpec: Additional",
+    )
+    # every pod template is checked against Kubernetes' own PodTemplateSpec
+    refused(
+        lambda j: j[spec]["submitterPodTemplate"]["spec"].update(restartPolicy=1),
+        "spec/submitterPodTemplate/spec/restartPolicy",
+    )
+    refused(
+        lambda j: j[spec]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"].pop("containers"),
+        f"{cluster}/workerGroupSpecs/0/template/spec: 'containers' is a required property",
+    )
+    refused(
+        lambda j: j[spec]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0].update(image=3),
+        f"{cluster}/workerGroupSpecs/0/template/spec/containers/0/image",
+    )
+
+
+def test_the_rayjob_schema_names_its_source_and_licence() -> None:
+    schema = rayjob_schema()
+    notice = (files("agenthub.deploy") / "schemas" / "NOTICE").read_text()
+    commit = "007412988d067642eeb67f8b80c373fc9ab401dd"
+    assert commit in schema["$comment"] and commit in notice and "Apache License, Version 2.0" in notice
+    # the published v1 schema, beyond what agenthub writes: its status, and every spec field of the CRD
+    assert set(schema["properties"]) == {"apiVersion", "kind", "metadata", "spec", "status"}
+    assert len(schema["properties"]["spec"]["properties"]) == 15
 
 
 def test_unknown_env_and_bad_options_are_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -317,9 +317,15 @@ def validate(document: Mapping[str, Any], *, kubernetes_version: str = KUBERNETE
     try:
         if kind == "RayJob":
             jsonschema.validate(dict(document), _strict(rayjob_schema()))
-            for template in _pod_templates(rayjob_schema(), document):
+            for at, template in _pod_templates(rayjob_schema(), document):
                 pod_template = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"}}
-                kubernetes_validate.validate({**pod_template, "template": template}, kubernetes_version, strict=True)
+                try:
+                    kubernetes_validate.validate(
+                        {**pod_template, "template": template}, kubernetes_version, strict=True
+                    )
+                except kubernetes_validate.ValidationError as exc:
+                    where = "/".join([*at, *(str(p) for p in list(exc.path)[1:])])  # past "template"
+                    raise ConfigError(f"{kind} is not valid at {where}: {exc.message}") from None
         else:
             kubernetes_validate.validate(dict(document), kubernetes_version, strict=True)
     except (jsonschema.ValidationError, kubernetes_validate.ValidationError) as exc:
@@ -328,7 +334,8 @@ def validate(document: Mapping[str, Any], *, kubernetes_version: str = KUBERNETE
 
 
 def _strict(schema: Any) -> Any:
-    """The schema with unknown properties refused wherever it lists properties (pod templates excepted)."""
+    """The schema with unknown properties refused wherever it lists properties, as a cluster's strict
+    field validation does (a pod template's PodSpec, not copied into the schema, is checked apart)."""
     if isinstance(schema, dict):
         out = {k: _strict(v) for k, v in schema.items()}
         if "properties" in schema and "additionalProperties" not in schema:
@@ -339,17 +346,19 @@ def _strict(schema: Any) -> Any:
     return schema
 
 
-def _pod_templates(schema: Mapping[str, Any], value: Any) -> list[Any]:
-    """Every value in ``value`` whose schema node is marked as a pod template."""
+def _pod_templates(
+    schema: Mapping[str, Any], value: Any, at: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], Any]]:
+    """Every value in ``value`` whose schema node is marked as a pod template, with its path."""
     if schema.get("x-agenthub-pod-template"):
-        return [value]
-    found: list[Any] = []
+        return [(at, value)]
+    found: list[tuple[tuple[str, ...], Any]] = []
     if isinstance(value, dict):
         for key, item in value.items():
             child = schema.get("properties", {}).get(key)
             if child is not None:
-                found += _pod_templates(child, item)
+                found += _pod_templates(child, item, (*at, str(key)))
     elif isinstance(value, list) and "items" in schema:
-        for item in value:
-            found += _pod_templates(schema["items"], item)
+        for index, item in enumerate(value):
+            found += _pod_templates(schema["items"], item, (*at, str(index)))
     return found
