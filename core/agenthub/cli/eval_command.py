@@ -1,12 +1,20 @@
-"""``agenthub eval agent=NAME env=NAME [split=test n=... k=...]``: score a policy, save the run."""
+"""``agenthub eval agent=NAME env=NAME [split=test n=... k=...] [backend=ray]``: score a policy, save the run.
+
+``backend=local`` (the default) runs the episodes here, against env servers it starts (``processes``) or
+is given (``url``); ``backend=ray`` runs them on a Ray cluster's nodes (:mod:`agenthub.rollout.ray`),
+each node with its own env servers and agent, into the same run store.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
@@ -16,12 +24,12 @@ from agenthub.config import build_config
 from agenthub.errors import ConfigError
 from agenthub.evaluation import EvalReport, evaluate
 from agenthub.plugins import get_plugin_host
-from agenthub.rollout.collect import collect
+from agenthub.rollout.collect import EpisodeSource, collect
 from agenthub.rollout.executor import Executor, episode_requests
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
 from agenthub.training.resumption import check_resumable, reopen
-from agenthub.types import Task, TaskId, TaskList
+from agenthub.types import EnvInfo, Task, TaskId, TaskList
 
 SHOWN_TASKS = 20
 
@@ -42,8 +50,15 @@ class EvalConfig(BaseModel):
     k: int = Field(default=1, ge=1, description="samples per task")
     max_turns: int | None = Field(default=None, ge=1, description="default: the env's")
     seed: int = 0
-    concurrency: int = Field(default=32, ge=1)
-    processes: int = Field(default=1, ge=1, description="local env server processes")
+    concurrency: int = Field(default=32, ge=1, description="episodes at once (per node with backend=ray)")
+    processes: int = Field(default=1, ge=1, description="env server processes (per node with backend=ray)")
+    backend: Literal["local", "ray"] = Field(
+        default="local", description="where the episodes run: on this machine, or on a Ray cluster's nodes"
+    )
+    address: str | None = Field(
+        default=None,
+        description="backend=ray: auto, HOST:PORT or ray://HOST:PORT; default $RAY_ADDRESS, else Ray on this machine",
+    )
     url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
     token: str | None = None
     max_attempts: int = Field(default=3, ge=1)
@@ -72,7 +87,7 @@ def split_ids(listing: TaskList) -> list[TaskId]:
     return list(range(listing.start, listing.stop))
 
 
-RESUMABLE = frozenset({"concurrency", "processes", "progress", "url", "token", "max_attempts"})
+RESUMABLE = frozenset({"concurrency", "processes", "progress", "url", "token", "max_attempts", "backend", "address"})
 """What ``--resume`` may change: how the run reaches its servers and how fast, never what it measures."""
 
 
@@ -84,33 +99,98 @@ def run(args: argparse.Namespace) -> int:
         check_resumable(config, args.resume, RESUMABLE)
     else:
         config = build_config(EvalConfig, agent_aliases(args.overrides), config_file=args.config)
+    check_backend(config)
     host = get_plugin_host()
     spec = host.env(config.env)
     agent_spec = host.agent_for(spec, config.agent)
     agent_name = agent_spec.name
-    agent = agent_spec.make(**config.agent_kwargs)
+    # On Ray each node builds its own agent from the name and settings; here only for a local run.
+    agent = agent_spec.make(**config.agent_kwargs) if config.backend == "local" else None
     report, run_dir = asyncio.run(_evaluate(config, agent, agent_name, Path(args.resume) if args.resume else None))
     _print_report(report, config, agent_name, run_dir)
     return 0 if report.scored else 1
 
 
-async def _evaluate(config: EvalConfig, agent: Any, agent_name: str, resume: Path | None) -> tuple[EvalReport, Path]:
+def check_backend(config: EvalConfig) -> None:
+    """Refuse settings that do not go with the chosen backend, saying which do."""
+    if config.backend == "ray" and config.url:
+        raise ConfigError(
+            "url= names env servers for a local run; backend=ray starts env servers on every Ray node itself "
+            "(leave url= out, or use backend=local with url=)"
+        )
+    if config.backend == "local" and config.address is not None:
+        raise ConfigError(f"address={config.address!r} is a Ray cluster's address; add backend=ray to run on it")
+
+
+@dataclass
+class _Runner:
+    """What runs the episodes of one eval, and what it knows of the env."""
+
+    source: EpisodeSource
+    info: EnvInfo
+    tasks: Callable[[str], Awaitable[TaskList]]
+    stats: Callable[[], list[dict[str, Any]] | None]
+    """One row per Ray node (where it ran, its episodes, its deaths); None for a local run."""
+
+
+@contextlib.asynccontextmanager
+async def _local_runner(config: EvalConfig, agent: Any, agent_name: str) -> AsyncIterator[_Runner]:
     urls = [config.url] if isinstance(config.url, str) else config.url
     if urls:
         if config.env_kwargs:
             raise ConfigError("env_kwargs configure servers this run starts; with url= set them on those servers")
         pool = EnvPool.from_urls(urls, token=config.token, capacity=max(1, config.concurrency // len(urls) + 1))
     else:
-        overrides: dict[str, Any] = {"token": config.token} if config.token else {}
-        if config.env_kwargs:
-            overrides["env_kwargs"] = config.env_kwargs
-        pool = await EnvPool.launch(config.env, processes=config.processes, overrides=overrides)
+        pool = await EnvPool.launch(config.env, processes=config.processes, overrides=_server_overrides(config))
     async with pool:
-        info = await pool.info()
+        executor = Executor(
+            pool,
+            agent,
+            concurrency=config.concurrency,
+            max_attempts=config.max_attempts,
+            episode_timeout_s=config.episode_timeout_s,
+            provenance={"agent": agent_name, "agent_kwargs": _public(config.agent_kwargs)},
+        )
+        yield _Runner(executor, await pool.info(), pool.endpoints[0].client.tasks, lambda: None)
+
+
+@contextlib.asynccontextmanager
+async def _ray_runner(config: EvalConfig, agent_name: str) -> AsyncIterator[_Runner]:
+    from agenthub.rollout.ray import RayRollout
+
+    rollout = RayRollout(
+        config.env,
+        agent_name,
+        agent_kwargs=config.agent_kwargs,
+        processes_per_node=config.processes,
+        concurrency_per_node=config.concurrency,
+        address=config.address,
+        env_overrides=_server_overrides(config),
+        executor_options={
+            "max_attempts": config.max_attempts,
+            "episode_timeout_s": config.episode_timeout_s,
+            "provenance": {"agent": agent_name, "agent_kwargs": _public(config.agent_kwargs)},
+        },
+    )
+    async with rollout:
+        yield _Runner(rollout, rollout.env_info(), rollout.tasks, rollout.stats)
+
+
+def _server_overrides(config: EvalConfig) -> dict[str, Any]:
+    overrides: dict[str, Any] = {"token": config.token} if config.token else {}
+    if config.env_kwargs:
+        overrides["env_kwargs"] = config.env_kwargs
+    return overrides
+
+
+async def _evaluate(config: EvalConfig, agent: Any, agent_name: str, resume: Path | None) -> tuple[EvalReport, Path]:
+    runner = _ray_runner(config, agent_name) if config.backend == "ray" else _local_runner(config, agent, agent_name)
+    async with runner as ran:
+        info = ran.info
         split = config.split or ("test" if "test" in info.splits else info.splits[0])
         if split not in info.splits:
             raise ConfigError(f"env {info.name!r} has no split {split!r}; it has: {', '.join(info.splits)}")
-        every = split_ids(await pool.endpoints[0].client.tasks(split))
+        every = split_ids(await ran.tasks(split))
         if config.n is not None and config.n > len(every):
             raise ConfigError(
                 f"n={config.n}, but split {split!r} of env {info.name!r} has {len(every)} tasks; "
@@ -127,16 +207,10 @@ async def _evaluate(config: EvalConfig, agent: Any, agent_name: str, resume: Pat
             if resume
             else RunStore.create(saved, root=config.runs_dir, run_id=config.run_id)
         )
-        executor = Executor(
-            pool,
-            agent,
-            concurrency=config.concurrency,
-            max_attempts=config.max_attempts,
-            episode_timeout_s=config.episode_timeout_s,
-            provenance={"agent": agent_name, "agent_kwargs": _public(config.agent_kwargs)},
-        )
         try:
-            summary = await collect(executor, episode_requests(tasks, config.k), store=store, progress=config.progress)
+            summary = await collect(
+                ran.source, episode_requests(tasks, config.k), store=store, progress=config.progress
+            )
         except BaseException:
             store.finish(status="interrupted")
             raise
@@ -146,8 +220,11 @@ async def _evaluate(config: EvalConfig, agent: Any, agent_name: str, resume: Pat
                 await aclose()
         report = evaluate(store.trajectories(), k=config.k)
         result = {"overall": report.overall(), "per_task": report.per_task(), "run": summary.as_dict()}
+        nodes = ran.stats()
+        if nodes is not None:  # which node ran how many episodes, and which nodes were lost on the way
+            result["ray_nodes"] = nodes
         (store.path / "eval.json").write_text(json.dumps(result, indent=2, default=str))
-        store.log_metrics({"eval": report.overall()})
+        store.log_metrics({"eval": report.overall(), **({"ray_nodes": nodes} if nodes is not None else {})})
         store.finish(summary.as_dict())
         return report, store.path
 

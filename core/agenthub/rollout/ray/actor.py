@@ -8,6 +8,7 @@ trajectory back as its episode ends.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,10 @@ from agenthub.rollout.executor import EpisodeRequest, Executor
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.ray.errors import NodeWorkerSetupError, import_ray
 from agenthub.types import EnvInfo, TaskList, Trajectory
+
+log = logging.getLogger("agenthub.ray")
+
+NODE_WATCH_INTERVAL_S = 0.5
 
 AgentFactory = Callable[[], Agent]
 """A picklable zero-argument callable that builds the agent on each node."""
@@ -72,6 +77,7 @@ class NodeWorker:
         self._env_info: EnvInfo | None = None
         self._limit = asyncio.Semaphore(spec.concurrency)
         self._info: NodeWorkerInfo | None = None
+        self._watch: asyncio.Task[None] | None = None
 
     async def ready(self) -> NodeWorkerInfo:
         """Start the servers and the agent if not yet done; where this worker runs."""
@@ -87,6 +93,8 @@ class NodeWorker:
     async def _setup(self) -> None:
         ray = import_ray()
         spec = self.spec
+        if self._watch is None:
+            self._watch = asyncio.create_task(self._end_with_the_node(os.getppid()))
         node_id = ray.get_runtime_context().get_node_id()
         node_ip = ray.util.get_node_ip_address()
         agent = spec.make_agent()  # before the servers: a wrong agent name fails fast
@@ -137,6 +145,24 @@ class NodeWorker:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _end_with_the_node(self, raylet: int) -> None:
+        """End this worker, and with it its env servers, once the raylet that started it is gone.
+
+        A worker whose raylet died (the node crashed or was killed) is no longer part of the cluster,
+        but Ray leaves its process running, an orphan holding its servers' memory and ports; the driver
+        has already handed its episodes to other nodes. So it stops as a machine that went down would.
+        """
+        while True:  # polled: no event tells a process that its parent died
+            await asyncio.sleep(NODE_WATCH_INTERVAL_S)
+            if os.getppid() != raylet:
+                break
+        log.warning("the raylet (pid %d) of this node worker is gone: stopping its env servers and exiting", raylet)
+        try:
+            if self._pool is not None:
+                await asyncio.wait_for(self._pool.close(), timeout=10)
+        finally:
+            os._exit(1)
 
     async def close(self) -> None:
         if self._pool is not None:

@@ -432,7 +432,7 @@ class RayRollout:
                 trajectory: Trajectory = await ref
                 unfinished.pop(trajectory.key or "", None)
                 await events.put(Finished(worker, trajectory))
-        except ray.exceptions.RayActorError as exc:
+        except _worker_lost(ray) as exc:
             await events.put(BatchEnded(worker, list(unfinished.values()), death=reason(exc)))
             return
         except asyncio.CancelledError:
@@ -506,6 +506,13 @@ def _check_executor_options(options: Mapping[str, Any]) -> None:
     unknown = sorted(set(options) - accepted)
     if unknown:
         raise AgenthubError(f"unknown executor_options {unknown}; accepted: {sorted(accepted)}")
+
+
+def _worker_lost(ray: ModuleType) -> tuple[type[BaseException], ...]:
+    """What a call to a worker raises when the worker is gone: its process died, or its whole node did
+    (then Ray cannot place it again there: unschedulable, not an actor error)."""
+    errors = ray.exceptions
+    return (errors.RayActorError, errors.ActorUnschedulableError, errors.NodeDiedError)
 
 
 async def _ignore_ray_errors(ray: ModuleType, ref: Any) -> None:
