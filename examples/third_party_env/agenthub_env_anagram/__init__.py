@@ -1,3 +1,7 @@
 """The anagram environment for agenthub."""
 
+from __future__ import annotations
+
 __version__ = "0.1.0"
+
+__all__ = ["__version__"]

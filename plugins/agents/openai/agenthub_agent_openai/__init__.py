@@ -6,8 +6,9 @@ listing plugins (which imports ``plugin``, and so this package) stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agenthub import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -22,28 +23,21 @@ if TYPE_CHECKING:
     )
     from agenthub_agent_openai.settings import OpenAISettings
 
-_LAZY = {
-    "clean_action": "actions",
-    "parse_raw": "actions",
-    "parse_react": "actions",
-    "OpenAIAgent": "agent",
-    "OpenAIEpisode": "agent",
-    "ActionParseError": "errors",
-    "ChatReplyError": "errors",
-    "ChatServerError": "errors",
-    "ChatServerUnavailableError": "errors",
-    "OpenAISettings": "settings",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agenthub_agent_openai' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agenthub_agent_openai.{module}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "clean_action": ".actions",
+        "parse_raw": ".actions",
+        "parse_react": ".actions",
+        "OpenAIAgent": ".agent",
+        "OpenAIEpisode": ".agent",
+        "ActionParseError": ".errors",
+        "ChatReplyError": ".errors",
+        "ChatServerError": ".errors",
+        "ChatServerUnavailableError": ".errors",
+        "OpenAISettings": ".settings",
+    },
+)
 
 __all__ = [
     "ActionParseError",

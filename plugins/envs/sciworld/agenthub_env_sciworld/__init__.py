@@ -7,7 +7,9 @@ until an environment or the oracle is built. ``SciWorldEnv``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agenthub import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -16,20 +18,13 @@ if TYPE_CHECKING:
     from agenthub_env_sciworld.jvm import ScienceWorldJVM
     from agenthub_env_sciworld.oracle import SciWorldOracle
 
-_LAZY = {
-    "SciWorldEnv": "agenthub_env_sciworld.env",
-    "SciWorldOracle": "agenthub_env_sciworld.oracle",
-    "ScienceWorldJVM": "agenthub_env_sciworld.jvm",
-}
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agenthub_env_sciworld' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "SciWorldEnv": ".env",
+        "SciWorldOracle": ".oracle",
+        "ScienceWorldJVM": ".jvm",
+    },
+)
 
 __all__ = ["SciWorldEnv", "SciWorldOracle", "ScienceWorldJVM", "__version__"]

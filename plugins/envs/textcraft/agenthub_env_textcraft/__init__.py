@@ -7,7 +7,9 @@ imported lazily from here for convenience.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agenthub import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -15,16 +17,12 @@ if TYPE_CHECKING:
     from agenthub_env_textcraft.env import TextCraftEnv
     from agenthub_env_textcraft.oracle import TextCraftOracle
 
-_LAZY = {"TextCraftEnv": "agenthub_env_textcraft.env", "TextCraftOracle": "agenthub_env_textcraft.oracle"}
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agenthub_env_textcraft' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "TextCraftEnv": ".env",
+        "TextCraftOracle": ".oracle",
+    },
+)
 
 __all__ = ["TextCraftEnv", "TextCraftOracle", "__version__"]

@@ -7,7 +7,9 @@ from here for convenience.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agenthub import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -15,16 +17,12 @@ if TYPE_CHECKING:
     from agenthub_env_textworld.env import TextWorldEnv
     from agenthub_env_textworld.oracle import TextWorldOracle
 
-_LAZY = {"TextWorldEnv": "agenthub_env_textworld.env", "TextWorldOracle": "agenthub_env_textworld.oracle"}
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agenthub_env_textworld' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "TextWorldEnv": ".env",
+        "TextWorldOracle": ".oracle",
+    },
+)
 
 __all__ = ["TextWorldEnv", "TextWorldOracle", "__version__"]

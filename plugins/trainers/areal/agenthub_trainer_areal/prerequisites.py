@@ -1,6 +1,6 @@
 """What AReaL imports for this plugin: importable module -> the pip requirement that provides it.
 
-Plain data, read by the launch checks and ``tests/test_prerequisites.py``. ``TRAINER_MODULES`` is
+Plain data, read by the launch checks and ``tests/test_areal_prerequisites.py``. ``TRAINER_MODULES`` is
 what the ``cpu`` variant of ``install.toml`` installs: the modules the plugin's workflow and entry
 script import (``areal.api.*``; ``import areal`` loads ``areal.infra``). The run's trainer,
 ``areal.PPOTrainer`` (imported by the entry script when training starts), also imports the dataset and

@@ -1,6 +1,6 @@
 """What OpenRLHF imports for this plugin: importable module -> the pip requirement that provides it.
 
-Plain data, read by the launch checks and by ``tests/test_prerequisites.py``. ``TRAINER_MODULES`` is
+Plain data, read by the launch checks and by ``tests/test_openrlhf_prerequisites.py``. ``TRAINER_MODULES`` is
 what the ``cpu`` variant of ``install.toml`` installs and imports on a CPU: the agent plug-in point
 (``openrlhf.utils.agent``, loaded by each vLLM actor) and the rollout code around it.
 ``openrlhf.cli.train_ppo_ray`` itself imports vLLM, DeepSpeed and flash-attn at module level

@@ -1,6 +1,6 @@
 """What ms-swift imports for this plugin: importable module -> the pip requirement that provides it.
 
-Plain data, read by the launch checks and ``tests/test_prerequisites.py``. swift trains on a CPU:
+Plain data, read by the launch checks and ``tests/test_swift_prerequisites.py``. swift trains on a CPU:
 ``TRAINER_MODULES`` are the plug-in points (``swift.rollout``'s multi-turn scheduler registry,
 ``swift.rewards``' ORM registry, the request types) and the ``swift rlhf`` entry point
 (``swift.cli.rlhf`` -> ``swift.pipelines``), installed by the ``cpu`` variant of ``install.toml``.

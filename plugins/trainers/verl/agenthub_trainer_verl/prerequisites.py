@@ -1,6 +1,6 @@
 """What verl's trainer imports for the configuration this plugin writes: importable module -> pip requirement.
 
-Plain data, read by the launch checks (``checks.py``) and ``tests/test_prerequisites.py``. The
+Plain data, read by the launch checks (``checks.py``) and ``tests/test_verl_prerequisites.py``. The
 configuration is ``launch.py``'s: ``python -m verl.trainer.main_ppo`` with verl 0.9.1's default V1
 trainer (``trainer.use_v1``: ``TaskRunnerV1`` imports ``transfer_queue`` and ``verl.trainer.ppo.v1``),
 FSDP engine workers, the async agent loop, GRPO, the console logger. ``TRAINER_MODULES`` work on a
