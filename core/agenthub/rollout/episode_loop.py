@@ -58,14 +58,17 @@ class EpisodeFailure(Exception):
 
 
 def env_failure(exc: EnvServiceError | EnvServerUnavailableError, *, during: str) -> EpisodeFailure:
-    """What a failed env call means for the episode: a bad action is the agent's, the rest the env's."""
+    """What a failed env call means for the episode: a bad action is the agent's, the rest the env's.
+
+    ``during`` names the call in the message; a call named ``"step..."`` (``"step of seat 1"``)
+    sent an action, so its 400/413/422 blames the action."""
     if isinstance(exc, EnvServerUnavailableError):
         return EpisodeFailure(Outcome.ENV_ERROR, f"{during}: {exc}", retry=True)
     if exc.status == 504:
         return EpisodeFailure(Outcome.TIMEOUT, f"{during}: {exc}", retry=True)
     if exc.status >= 500 or exc.status in (404, 409, 429, 503):  # crashed, restarted, expired, busy
         return EpisodeFailure(Outcome.ENV_ERROR, f"{during}: {exc}", retry=True)
-    if during == "step":  # 400/413/422 on a step: the action itself was malformed
+    if during.startswith("step"):  # 400/413/422 on a step: the action itself was malformed
         return EpisodeFailure(Outcome.AGENT_ERROR, f"the env rejected the action: {exc}", retry=False)
     return EpisodeFailure(Outcome.ENV_ERROR, f"{during}: {exc}", retry=False)
 
