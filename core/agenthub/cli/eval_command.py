@@ -1,4 +1,5 @@
-"""``agenthub eval agent=NAME env=NAME [split=test n=... k=...] [backend=ray]``: score a policy, save the run.
+"""``agenthub eval agent=NAME env=NAME [split=test n=... k=...] [backend=ray] [opponent=NAME seat=N]``: score a
+policy, save the run.
 
 ``backend=local`` (the default) runs the episodes here, against env servers it starts (``processes``) or
 is given (``url``); ``backend=ray`` runs them on a Ray cluster's nodes (:mod:`agenthub.rollout.ray`),
@@ -28,6 +29,7 @@ from agenthub.rollout.collect import EpisodeSource, collect
 from agenthub.rollout.executor import Executor, episode_requests
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
+from agenthub.specs import EnvSpec
 from agenthub.training.resumption import check_resumable, reopen
 from agenthub.types import EnvInfo, Task, TaskId, TaskList
 
@@ -40,6 +42,14 @@ class EvalConfig(BaseModel):
     env: str
     agent: str = Field(default="oracle", description="a registered agent; 'oracle' is the env's own")
     agent_kwargs: dict[str, Any] = Field(default_factory=dict, description="settings for the agent (agent.KEY=...)")
+    opponent: str | None = Field(
+        default=None,
+        description="multi-player envs: the agent of every seat but `seat`; default: `agent` plays every seat",
+    )
+    opponent_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="settings for the opponent (opponent.KEY=...)"
+    )
+    seat: int = Field(default=0, ge=0, description="multi-player envs with an opponent: the seat `agent` plays")
     env_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="settings for the env servers this run starts (not used with url=)"
     )
@@ -69,8 +79,14 @@ class EvalConfig(BaseModel):
 
 
 def agent_aliases(overrides: list[str]) -> list[str]:
-    """``agent.KEY=V`` is shorthand for ``agent_kwargs.KEY=V``."""
-    return [f"agent_kwargs.{item[len('agent.') :]}" if item.startswith("agent.") else item for item in overrides]
+    """``agent.KEY=V`` is shorthand for ``agent_kwargs.KEY=V``, ``opponent.KEY=V`` for ``opponent_kwargs.KEY=V``."""
+    out = []
+    for item in overrides:
+        for short in ("agent", "opponent"):
+            if item.startswith(f"{short}."):
+                item = f"{short}_kwargs.{item[len(short) + 1 :]}"
+        out.append(item)
+    return out
 
 
 def spread(ids: list[TaskId], n: int | None) -> list[TaskId]:
@@ -106,9 +122,33 @@ def run(args: argparse.Namespace) -> int:
     agent_name = agent_spec.name
     # On Ray each node builds its own agent from the name and settings; here only for a local run.
     agent = agent_spec.make(**config.agent_kwargs) if config.backend == "local" else None
-    report, run_dir = asyncio.run(_evaluate(config, agent, agent_name, Path(args.resume) if args.resume else None))
-    _print_report(report, config, agent_name, run_dir)
+    opponents, players = _opponents(config, spec)
+    resume = Path(args.resume) if args.resume else None
+    report, run_dir = asyncio.run(_evaluate(config, agent, agent_name, resume, opponents))
+    _print_report(report, config, agent_name, run_dir, players)
     return 0 if report.scored else 1
+
+
+def _opponents(config: EvalConfig, spec: EnvSpec) -> tuple[dict[int, Any], dict[int, str]]:
+    """The agents of the seats ``agent`` does not play, and who plays each seat, by name."""
+    names = list(spec.seats or (f"seat {s}" for s in range(spec.players)))
+    if config.opponent is None:
+        if config.seat or config.opponent_kwargs:
+            raise ConfigError("seat= and opponent.KEY= go with opponent=NAME, the agent of the other seats")
+        return {}, {s: f"{names[s]}: {config.agent}" for s in range(spec.players)}
+    if spec.players == 1:
+        raise ConfigError(f"env {spec.name!r} is single-player; opponent= is for multi-player envs (tictactoe, ...)")
+    if config.seat >= spec.players:
+        raise ConfigError(f"env {spec.name!r} has seats 0 to {spec.players - 1}; seat={config.seat} does not exist")
+    if config.backend == "ray":
+        raise ConfigError("opponent= runs with backend=local only; leave backend=ray out to play against an opponent")
+    opponent_spec = get_plugin_host().agent_for(spec, config.opponent)
+    opponent = opponent_spec.make(**config.opponent_kwargs)
+    others = [s for s in range(spec.players) if s != config.seat]
+    players = {
+        s: f"{names[s]}: {config.agent if s == config.seat else opponent_spec.name}" for s in range(spec.players)
+    }
+    return dict.fromkeys(others, opponent), players
 
 
 def check_backend(config: EvalConfig) -> None:
@@ -134,7 +174,9 @@ class _Runner:
 
 
 @contextlib.asynccontextmanager
-async def _local_runner(config: EvalConfig, agent: Any, agent_name: str) -> AsyncIterator[_Runner]:
+async def _local_runner(
+    config: EvalConfig, agent: Any, agent_name: str, opponents: dict[int, Any]
+) -> AsyncIterator[_Runner]:
     urls = [config.url] if isinstance(config.url, str) else config.url
     if urls:
         if config.env_kwargs:
@@ -149,9 +191,18 @@ async def _local_runner(config: EvalConfig, agent: Any, agent_name: str) -> Asyn
             concurrency=config.concurrency,
             max_attempts=config.max_attempts,
             episode_timeout_s=config.episode_timeout_s,
-            provenance={"agent": agent_name, "agent_kwargs": _public(config.agent_kwargs)},
+            provenance=_provenance(config, agent_name),
+            opponents=opponents,
         )
         yield _Runner(executor, await pool.info(), pool.endpoints[0].client.tasks, lambda: None)
+
+
+def _provenance(config: EvalConfig, agent_name: str) -> dict[str, Any]:
+    provenance: dict[str, Any] = {"agent": agent_name, "agent_kwargs": _public(config.agent_kwargs)}
+    if config.opponent is not None:
+        provenance |= {"opponent": config.opponent, "opponent_kwargs": _public(config.opponent_kwargs)}
+        provenance["agent_seat"] = config.seat
+    return provenance
 
 
 @contextlib.asynccontextmanager
@@ -183,8 +234,14 @@ def _server_overrides(config: EvalConfig) -> dict[str, Any]:
     return overrides
 
 
-async def _evaluate(config: EvalConfig, agent: Any, agent_name: str, resume: Path | None) -> tuple[EvalReport, Path]:
-    runner = _ray_runner(config, agent_name) if config.backend == "ray" else _local_runner(config, agent, agent_name)
+async def _evaluate(
+    config: EvalConfig, agent: Any, agent_name: str, resume: Path | None, opponents: dict[int, Any] | None = None
+) -> tuple[EvalReport, Path]:
+    runner = (
+        _ray_runner(config, agent_name)
+        if config.backend == "ray"
+        else _local_runner(config, agent, agent_name, opponents or {})
+    )
     async with runner as ran:
         info = ran.info
         split = config.split or ("test" if "test" in info.splits else info.splits[0])
@@ -215,9 +272,10 @@ async def _evaluate(config: EvalConfig, agent: Any, agent_name: str, resume: Pat
             store.finish(status="interrupted")
             raise
         finally:
-            aclose = getattr(agent, "aclose", None)  # agents holding connections (e.g. an HTTP client) close them
-            if callable(aclose):
-                await aclose()
+            for player in {id(a): a for a in [agent, *(opponents or {}).values()]}.values():
+                aclose = getattr(player, "aclose", None)  # agents holding connections (an HTTP client) close them
+                if callable(aclose):
+                    await aclose()
         report = evaluate(store.trajectories(), k=config.k)
         result = {"overall": report.overall(), "per_task": report.per_task(), "run": summary.as_dict()}
         nodes = ran.stats()
@@ -234,7 +292,9 @@ def _public(settings: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in settings.items() if not any(s in k.lower() for s in ("key", "token", "secret"))}
 
 
-def _print_report(report: EvalReport, config: EvalConfig, agent_name: str, run_dir: Path) -> None:
+def _print_report(
+    report: EvalReport, config: EvalConfig, agent_name: str, run_dir: Path, players: dict[int, str] | None = None
+) -> None:
     console = Console()
     overall = report.overall()
     pass_columns = [f"pass@{k}" for k in report.ks]
@@ -263,8 +323,26 @@ def _print_report(report: EvalReport, config: EvalConfig, agent_name: str, run_d
         *(f"{overall[c]:.3f}" for c in pass_columns),
     )
     console.print(table)
+    if "seats" in overall:
+        console.print(_seats_table(overall["seats"], players or {}))
     excluded = overall["excluded_infra_failures"]
     if excluded:
         console.print(f"[yellow]{excluded} samples ended in env_error/timeout and were left out of the scores[/]")
     console.print(f"outcomes: {overall['outcomes']}")
     console.print(f"run saved in {run_dir}  (resume with: agenthub eval --resume {run_dir})")
+
+
+def _seats_table(seats: dict[str, dict[str, Any]], players: dict[int, str]) -> Table:
+    """Win/draw/loss per seat of a multi-player env."""
+    table = Table(title="win/draw/loss per seat (rates over the games the env ended)")
+    for column in ("seat", "games", "win", "draw", "loss", "win rate", "draw rate", "loss rate", "unfinished"):
+        table.add_column(column, justify="right")
+    for seat, row in seats.items():
+        table.add_row(
+            players.get(int(seat), f"seat {seat}"),
+            str(row["games"]),
+            *(str(row[name]) for name in ("win", "draw", "loss")),
+            *(f"{row[f'{name}_rate']:.3f}" for name in ("win", "draw", "loss")),
+            str(row["unfinished"]),
+        )
+    return table
