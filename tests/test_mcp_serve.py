@@ -97,6 +97,9 @@ def test_capacity_is_shared_by_http_sessions_and_mcp_episodes(tmp_path: Path) ->
             await call(second, "start_episode", task_id=10002)
             await call(first, "end_episode")
             assert (await http.post("/v1/sessions", json={"task_id": 10003})).status_code == 201
+            assert await sessions_held(url) == 2
+        # the clients closed their MCP sessions: the episode still running in one of them ended with it
+        assert await sessions_held(url) == 1
 
     with served(tmp_path, "env=guess", "max_sessions=2") as urls:
         asyncio.run(main(urls["url"], urls["mcp_url"]))

@@ -250,16 +250,23 @@ class EnvMCP:
         self.server.streamable_http_app(
             streamable_http_path=MCP_PATH, session_idle_timeout=self.settings.ttl, host=self.settings.host
         )
-        return StreamableHTTPASGIApp(self.server.session_manager)
+        return self._ending_episodes(StreamableHTTPASGIApp(self.server.session_manager))
 
     def http_app(self) -> ASGIApp:
         """The streamable-HTTP app of ``agenthub mcp`` at ``/mcp``, behind the bearer token when one is set."""
-        app: ASGIApp = self.server.streamable_http_app(
-            streamable_http_path=MCP_PATH, session_idle_timeout=self.settings.ttl, host=self.settings.host
+        app: ASGIApp = self._ending_episodes(
+            self.server.streamable_http_app(
+                streamable_http_path=MCP_PATH, session_idle_timeout=self.settings.ttl, host=self.settings.host
+            )
         )
         if not self.settings.token:
             return app
         return BearerTokenMiddleware(app, self.settings.token, open_paths=frozenset())
+
+    def _ending_episodes(self, app: ASGIApp) -> ASGIApp:
+        """``app``, and once a client ends its MCP session (``DELETE``), the end of that session's episode:
+        its place is free at once, not after the ttl."""
+        return _EndingEpisodes(app, self)
 
     async def run_stdio(self) -> None:
         async with self.running():
@@ -285,6 +292,28 @@ class EnvMCP:
                 port = server.servers[0].sockets[0].getsockname()[1]
                 on_ready(f"http://{self.settings.host}:{port}{MCP_PATH}")
             await task
+
+
+class _EndingEpisodes:
+    """An ASGI app (a class: Starlette would wrap a plain function as a request handler) that ends
+    the episode of an MCP session its client deleted."""
+
+    def __init__(self, app: ASGIApp, served: EnvMCP) -> None:
+        self.app = app
+        self.served = served
+
+    async def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[MutableMapping[str, Any]], Awaitable[None]],
+    ) -> None:
+        await self.app(scope, receive, send)
+        if scope["type"] == "http" and scope["method"] == "DELETE":
+            key = dict(scope.get("headers") or []).get(b"mcp-session-id", b"").decode("latin-1")
+            session_id = self.served.episodes.pop(key, None) if key else None
+            if session_id is not None:
+                await self.served._end(session_id)
 
 
 def mount_mcp(app: FastAPI) -> EnvMCP:
