@@ -7,6 +7,10 @@ inside the sending syscall. Profiled under load, the head's write alone took a
 quarter of the server's CPU. Writes made in one turn of the event loop are
 joined here and sent once at the end of that turn: one syscall, one segment,
 one wake-up of the reader, and no added latency (no Nagle delay).
+
+``HttpToolsProtocol`` is private to uvicorn, so the range of uvicorn this was tested with is pinned
+in pyproject.toml, and :func:`private_api_problems` lists what it relies on: where a uvicorn
+lacks any of it, :mod:`agenthub.service.http_protocol` serves with uvicorn's own protocol instead.
 """
 
 from __future__ import annotations
@@ -18,6 +22,26 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from agenthub.service.middleware import error_body
+
+# The private methods and table of uvicorn's HttpToolsProtocol that the subclass below calls.
+PRIVATE_METHODS = (
+    "connection_made",
+    "data_received",
+    "_unset_keepalive_if_required",
+    "_should_upgrade",
+    "handle_websocket_upgrade",
+    "_unsupported_upgrade_warning",
+)
+
+
+def private_api_problems(base: type[Any] = HttpToolsProtocol, status_line: Any = STATUS_LINE) -> list[str]:
+    """What :class:`CoalescingHttpToolsProtocol` needs of uvicorn and this uvicorn lacks (empty: all there)."""
+    problems = [
+        f"HttpToolsProtocol.{name} is missing" for name in PRIVATE_METHODS if not callable(getattr(base, name, None))
+    ]
+    if not isinstance(status_line, dict) or not isinstance(status_line.get(400), bytes):
+        problems.append("STATUS_LINE has no status line for 400")
+    return problems
 
 
 class CoalescingTransport:

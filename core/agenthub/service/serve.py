@@ -16,6 +16,7 @@ from pathlib import Path
 import uvicorn
 
 from agenthub.errors import AgenthubError
+from agenthub.service.http_protocol import http_protocol
 from agenthub.service.server import create_app
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import EnvSpec
@@ -63,15 +64,6 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     except ImportError:
         return None
     return uvloop.new_event_loop
-
-
-def http_protocol() -> type[asyncio.Protocol] | str:
-    """httptools (a core dependency on CPython) writing each response at once, else uvicorn's choice."""
-    try:
-        from agenthub.service.coalescing import CoalescingHttpToolsProtocol
-    except ImportError:
-        return "auto"
-    return CoalescingHttpToolsProtocol
 
 
 def uvicorn_config(
