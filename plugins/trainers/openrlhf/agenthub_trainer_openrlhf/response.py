@@ -25,10 +25,6 @@ from typing import Any
 
 from agenthub import Outcome, Trajectory
 
-EXTRA_LOG_KEYS = ("agenthub_success", "agenthub_turns", "agenthub_infra_failure", "agenthub_attempts")
-"""Logged for every episode (OpenRLHF needs the same keys on all of a batch's samples)."""
-
-
 def action_ranges(mask: Sequence[int], offset: int) -> list[tuple[int, int]]:
     """The maximal runs of 1s in ``mask`` as ``[start, end)`` spans, shifted by ``offset``."""
     spans: list[tuple[int, int]] = []
@@ -88,6 +84,7 @@ def openrlhf_response(
         "reward": reward,
         "scores": score,
         "truncated": bool(truncated and usable),
+        # The same keys for every episode: OpenRLHF needs them on all of a batch's samples.
         "extra_logs": {
             "agenthub_success": float(trajectory.outcome is Outcome.SUCCESS),
             "agenthub_turns": float(len(trajectory.turns)),
