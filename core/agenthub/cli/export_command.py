@@ -28,6 +28,7 @@ from agenthub.plugins import get_plugin_host
 from agenthub.rollout.store import RunStore
 from agenthub.types import Outcome, Trajectory, Turn
 
+
 def reply_text(turn: Turn) -> str:
     """What the agent said: its raw reply when recorded, else the action itself."""
     if turn.text is not None:

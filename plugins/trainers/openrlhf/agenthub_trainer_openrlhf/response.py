@@ -25,6 +25,7 @@ from typing import Any
 
 from agenthub import Outcome, Trajectory
 
+
 def action_ranges(mask: Sequence[int], offset: int) -> list[tuple[int, int]]:
     """The maximal runs of 1s in ``mask`` as ``[start, end)`` spans, shifted by ``offset``."""
     spans: list[tuple[int, int]] = []
