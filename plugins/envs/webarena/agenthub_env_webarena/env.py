@@ -66,6 +66,14 @@ _shop: tuple[str, Callable[[], None]] | None = None
 _shop_lock = threading.Lock()
 
 
+def _busy(nodes: list[dict[str, Any]]) -> bool:
+    """Whether CDP's tree is of a document still loading (its root web area marked busy)."""
+    for node in nodes:
+        if node.get("role", {}).get("value") == "RootWebArea":
+            return any(p.get("name") == "busy" and p.get("value", {}).get("value") for p in node.get("properties", []))
+    return False
+
+
 def builtin_shop_url() -> str:
     """The built-in shop of this server process, started on first use in a child process that dies with it."""
     global _shop
@@ -504,6 +512,10 @@ class WebArenaEnv:
     async def _snapshot(self) -> tuple[list[tuple[str, bool]], str, str]:
         current = self._current  # fixed for this snapshot: a late popup event may move the focus meanwhile
         tab = self._tabs[current]
+        # A navigation that began after _settle's window (a busy machine can take longer than 100 ms to send a
+        # form) and has committed leaves a document still loading: observe it loaded, not as an empty busy root.
+        with contextlib.suppress(Exception):  # a page that never loads is still observed, as it is
+            await tab.page.wait_for_load_state("load", timeout=self.action_timeout_s * 1000)
         titles = []
         for i, other in enumerate(list(self._tabs)):
             try:
@@ -513,8 +525,13 @@ class WebArenaEnv:
                     raise
                 titles.append(("", i == current))
         cdp = await self._context.new_cdp_session(tab.page)
+        deadline = asyncio.get_running_loop().time() + self.action_timeout_s
         try:
             nodes = (await cdp.send("Accessibility.getFullAXTree", {}))["nodes"]
+            # A document still being built reports its root busy (an empty tree): read it again once it is not.
+            while _busy(nodes) and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.05)
+                nodes = (await cdp.send("Accessibility.getFullAXTree", {}))["nodes"]
         finally:
             await _detach(cdp)
         tree, tab.shown = render(nodes, tab.ids)

@@ -1,11 +1,11 @@
-"""Registers the ``webarena`` env; starts no browser and reads no task until a server asks."""
+"""Registers the ``webarena`` env and its ``webarena-oracle`` agent; starts no browser, reads no task until asked."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import EnvSpec, TaskSplit, hookimpl
+from agenthub import AgentSpec, EnvSpec, TaskSplit, hookimpl
 
 from agenthub_env_webarena import __version__
 
@@ -37,5 +37,20 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             "point it at WebArena's sites with env_kwargs.sites.NAME=URL.",
             version=__version__,
             service_defaults=SERVICE_DEFAULTS,
+            oracle="webarena-oracle",
+        )
+    )
+
+
+@hookimpl
+def agenthub_register_agents(register: Callable[[AgentSpec], None]) -> None:
+    register(
+        AgentSpec(
+            name="webarena-oracle",
+            factory="agenthub_env_webarena.oracle:WebArenaOracle",
+            description="Carries out each built-in task's oracle block through the accessibility tree "
+            "(ids found by role and name, answers read off the page).",
+            version=__version__,
+            env="webarena",
         )
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib.util
 import os
 import threading
 from collections.abc import Iterator
@@ -39,6 +40,17 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
     yield f"http://127.0.0.1:{server.server_address[1]}", root
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> None:
+    """Skip where Chromium or Playwright is missing; under CI (``AGENTHUB_REQUIRE_PLUGIN_TESTS=1``) fail instead.
+
+    For tests whose browser runs in an env (in process on its own thread, or in a server process)."""
+    if importlib.util.find_spec("playwright") is None:
+        skip_or_fail("Playwright is not installed (pip install playwright; the browser is Debian's chromium)")
+    if not Path(CHROMIUM).exists():
+        skip_or_fail(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
 
 
 @pytest.fixture(scope="module")  # not session: Playwright's sync API holds the main thread's event loop

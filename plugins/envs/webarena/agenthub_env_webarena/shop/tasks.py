@@ -4,7 +4,9 @@ Every task is what WebArena's ``config_files/*.json`` holds (``__SHOPPING__`` pl
 ``string_match`` / ``url_match`` / ``program_html``) plus an ``oracle`` block, an extra key that WebArena's
 harness ignores, telling the oracle agent what to do:
 
-- ``{"kind": "answer", "path": P, "answer": A}``: open ``__SHOPPING__`` + P, then ``stop [A]``;
+- ``{"kind": "answer", "path": P, "read": R}``: open ``__SHOPPING__`` + P, read R off the page (``price``,
+  ``reviews``, ``rating``, ``in_stock``, ``first_listed``, ``result_count``, ``order_status``,
+  ``order_total``), then ``stop`` with it (the block names what to read, never the answer);
 - ``{"kind": "navigate", "path": P}``: end on ``__SHOPPING__`` + P;
 - ``{"kind": "add_to_cart", "product_id": N, "path": P, "options": {...}, "qty": Q}``: on the product page
   P choose the options, set the quantity, press Add to Cart;
@@ -60,7 +62,7 @@ def _config(
 
 
 def _answer(
-    template: str, tid: int, values: dict[str, Any], answers: dict[str, Any], path: str, answer: str
+    template: str, tid: int, values: dict[str, Any], answers: dict[str, Any], path: str, answer: str, read: str
 ) -> dict[str, Any]:
     return _config(
         template.format(**values),
@@ -68,7 +70,7 @@ def _answer(
         tid,
         values,
         {"eval_types": ["string_match"], "reference_answers": answers, "reference_answer_raw_annotation": answer},
-        {"kind": "answer", "path": path, "answer": answer},
+        {"kind": "answer", "path": path, "read": read},
     )
 
 
@@ -113,6 +115,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 {"must_include": [price(p["price_cents"])[1:]]},
                 f"/product/{p['id']:05d}",
                 price(p["price_cents"]),
+                "price",
             )
         )
     for p in sample(products, 30):
@@ -125,6 +128,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 {"must_include": [n]},
                 f"/product/{p['id']:05d}",
                 n,
+                "reviews",
             )
         )
     for p in sample(products, 30, lambda p: bool(p["reviews"])):
@@ -136,6 +140,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 {"must_include": [rating(p)]},
                 f"/product/{p['id']:05d}",
                 rating(p),
+                "rating",
             )
         )
     for p in sample(products, 30):
@@ -148,6 +153,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 {"exact_match": yes},
                 f"/product/{p['id']:05d}",
                 yes,
+                "in_stock",
             )
         )
     for slug, name in categories.items():
@@ -163,6 +169,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                         {"must_include": [winners[0]["name"]]},
                         f"/category/{slug}?sort={sort}",
                         winners[0]["name"],
+                        "first_listed",
                     )
                 )
     queries = sorted({" ".join(p["name"].split(" ")[i] for i in (0, 2)) for p in products})
@@ -176,6 +183,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 {"must_include": [n]},
                 "/search?" + urllib.parse.urlencode({"q": query}),
                 n,
+                "result_count",
             )
         )
     count = 0
@@ -194,6 +202,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                     {"must_include": [winners[0]["name"]]},
                     "/search?" + urllib.parse.urlencode({"q": query, "sort": "price_asc"}),
                     winners[0]["name"],
+                    "first_listed",
                 )
             )
             count += 1
@@ -209,6 +218,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 {"must_include": [status]},
                 f"/orders/{oid:09d}",
                 status,
+                "order_status",
             )
         )
         tasks.append(
@@ -219,6 +229,7 @@ def generate_tasks(catalog: dict[str, Any], seed: int = SEED) -> dict[str, list[
                 {"must_include": [total[1:]]},
                 f"/orders/{oid:09d}",
                 total,
+                "order_total",
             )
         )
 
