@@ -1,6 +1,6 @@
 """Regenerate the built-in shop's catalogue and task set (data/catalog.json, data/tasks/{train,test}/*.json).
 
-Deterministic: the same seed gives the same bytes (tests/test_tasks_shop.py checks the shipped files).
+Deterministic: the same seed gives the same bytes (tests/test_webarena_tasks_shop.py checks the shipped files).
 Run from anywhere: ``python plugins/envs/webarena/tools/generate_shop_data.py [--seed N]``.
 """
 
