@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 
 from agenthub import AgentSpec, EnvSpec, hookimpl
 
 from . import __version__
 from .tasks import SPLITS
+
+# The system prompt ships as data so that it can be read, diffed and overridden without code.
+INSTRUCTIONS = resources.files(__package__).joinpath("prompts/system.md").read_text(encoding="utf-8")
 
 DEFAULT_MAX_TURNS = 50
 """The longest walkthrough of the hardest level (cooking 5) takes 45 commands; see the README."""
@@ -18,6 +22,7 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
     register(
         EnvSpec(
             name="textworld",
+            instructions=INSTRUCTIONS,
             factory="agenthub_env_textworld.env:TextWorldEnv",
             splits=SPLITS,
             default_max_turns=DEFAULT_MAX_TURNS,

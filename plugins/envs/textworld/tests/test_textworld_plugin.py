@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import httpx
+
 from agenthub import EnvSpec, get_plugin_host
 from agenthub_env_textworld.env import TextWorldEnv
 from agenthub_env_textworld.oracle import TextWorldOracle
@@ -35,3 +37,12 @@ def test_importing_the_plugin_does_not_load_textworld() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_v1_info_carries_the_commands_as_instructions(textworld_url: str) -> None:
+    """Models get a system prompt: the command set TextWorld's own ``help`` lists, and the reply format."""
+    info = httpx.get(f"{textworld_url}/v1/info", timeout=30).json()
+    instructions = info["instructions"]
+    for command in ("go north", "take ... from ...", "unlock ... with ...", "prepare meal"):
+        assert command in instructions
+    assert instructions.rstrip().endswith("Reply with the command only.")
