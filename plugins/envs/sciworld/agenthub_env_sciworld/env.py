@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
-
-from py4j.protocol import Py4JError
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agenthub import Action, StepTuple, TaskId
 
-from .jvm import DEFAULT_HEAP_MB, JVMError, ScienceWorldJVM
+from .jvm import DEFAULT_HEAP_MB, ScienceWorldJVM
+from .pool import DEFAULT_RECYCLE_AFTER, DEFAULT_SESSIONS_PER_JVM, JVMPool, JVMSlot, check_positive, shared_pool
 from .tasks import AGENTGYM_EXCLUDED, NUM_TASK_IDS, TRAIN_IDS, SciWorldTask, task_of
-
-T = TypeVar("T")
 
 DEFAULT_SEED = 0
 """The seed that picks a train task when ``reset`` gets neither a task id nor a seed."""
@@ -45,7 +42,7 @@ def check_simplifications(value: object, task_name: str | None = None) -> str:
 
 
 class SciWorldEnv:
-    """ScienceWorld's elementary-science tasks, one JVM per instance.
+    """ScienceWorld's elementary-science tasks; up to ``sessions_per_jvm`` instances share a JVM.
 
     The first observation is the task description, a newline, and the answer
     to ``look around``, as AgentGym's SciWorld client shows it. Actions are
@@ -69,6 +66,11 @@ class SciWorldEnv:
     ``reset(options={"valid_actions": True})`` adds ``info["available_actions"]``
     for that episode; it costs more than the step itself (see the README).
 
+    Instances built with the same JVM settings in one process share a pool of
+    JVMs (:mod:`agenthub_env_sciworld.pool`): each holds a slot in a JVM with
+    room, and a JVM's calls run one at a time. ``sessions_per_jvm=1`` gives
+    every instance a JVM of its own.
+
     >>> env = SciWorldEnv()  # doctest: +SKIP
     >>> observation, info = env.reset(task_id=0)  # doctest: +SKIP
     >>> info["task_name"], info["variation"]  # doctest: +SKIP
@@ -84,8 +86,11 @@ class SciWorldEnv:
         step_limit: int | None = DEFAULT_STEP_LIMIT,
         java: str | None = None,
         jvm_options: Sequence[str] = (),
+        sessions_per_jvm: int = DEFAULT_SESSIONS_PER_JVM,
+        recycle_after: int = DEFAULT_RECYCLE_AFTER,
+        pool: JVMPool | None = None,
     ) -> None:
-        """Start the JVM.
+        """Take a slot in a JVM with room, starting one when none has any.
 
         Args:
             heap_mb: the JVM's heap cap (``-Xmx``), in MB.
@@ -95,6 +100,10 @@ class SciWorldEnv:
             step_limit: simulator moves after which the episode is truncated; ``None`` for no limit.
             java: the ``java`` executable (default: ``$JAVA_HOME/bin/java``, else ``java`` on ``PATH``).
             jvm_options: further JVM options, appended to the defaults.
+            sessions_per_jvm: how many instances one JVM hosts at most; 1 for a JVM per instance.
+            recycle_after: resets a JVM serves before its instances move, at their next reset, to a fresh one.
+            pool: the ``JVMPool`` to take a slot from, instead of the process's pool for the settings above
+                (which it then ignores: the pool has its own).
         """
         if not isinstance(valid_actions, bool):
             raise ValueError(f"valid_actions must be true or false, got {valid_actions!r}")
@@ -104,7 +113,14 @@ class SciWorldEnv:
         self.valid_actions = valid_actions
         self.simplifications = check_simplifications(simplifications)
         self.step_limit = step_limit
-        self._jvm = ScienceWorldJVM(heap_mb=heap_mb, java=java, options=jvm_options)
+        self._pool: JVMPool = pool or shared_pool(
+            sessions_per_jvm=check_positive("sessions_per_jvm", sessions_per_jvm),
+            recycle_after=check_positive("recycle_after", recycle_after),
+            heap_mb=heap_mb,
+            java=java,
+            options=tuple(jvm_options),
+        )
+        self._slot: JVMSlot = self._pool.acquire()
         self._task: SciWorldTask | None = None
         self._list_actions = False
         self._score = 0
@@ -117,7 +133,16 @@ class SciWorldEnv:
 
     @property
     def jvm(self) -> ScienceWorldJVM:
-        return self._jvm
+        """The JVM this instance plays in now (another one after a reset that moved it)."""
+        return self._slot.jvm
+
+    @property
+    def slot(self) -> JVMSlot:
+        return self._slot
+
+    @property
+    def pool(self) -> JVMPool:
+        return self._pool
 
     def reset(
         self,
@@ -145,10 +170,13 @@ class SciWorldEnv:
             )
         task, variation = task_of(task_id)
         simplifications = check_simplifications(options.get("simplifications", self.simplifications), task.name)
-        server = self._jvm.server
-        self._call(server.load, task.name, variation, simplifications, False)
-        look = self._call(server.step, "look around")
-        description = self._call(server.getTaskDescription)
+        if self._pool.needs_move(self._slot):
+            # Its JVM is spent (recycled) or dead: play the next episode in another one.
+            old, self._slot = self._slot, self._pool.acquire()
+            self._pool.release(old)
+        self._slot.load(task.name, variation, simplifications)
+        look = self._slot.call("step", "look around")
+        description = self._slot.call("getTaskDescription")
         self._task = task
         self._list_actions = list_actions
         self._score = self._read_score()
@@ -175,12 +203,10 @@ class SciWorldEnv:
         if not isinstance(action, str):
             text = "ScienceWorld takes text actions such as 'look around' or 'open door to kitchen', not tool calls."
             return text, 0.0, False, False, {**self._info(), "invalid_action": True}
-        server = self._jvm.server
         # The parser matches whole words; runs of whitespace (a newline from a model) would defeat it.
-        observation = str(self._call(server.step, " ".join(action.split())))
-        score = self._read_score()
-        self._won = bool(self._call(server.getCompleted))
-        moves = int(self._call(server.getNumMoves))
+        observation, raw_score, completed, moves = self._slot.run(lambda: self._play(" ".join(action.split())))
+        score = round(100 * raw_score)  # scienceworld's own conversion: a 0-1 float to a 0-100 integer
+        self._won = completed
         reward = (score - self._paid) / 100
         self._score = self._paid = score
         terminated = self._won or score < 0
@@ -195,7 +221,7 @@ class SciWorldEnv:
 
     def close(self) -> None:
         self._closed = True
-        self._jvm.close()
+        self._pool.release(self._slot)
 
     # -- helpers ----------------------------------------------------------------
 
@@ -203,15 +229,15 @@ class SciWorldEnv:
         if self._closed:
             raise RuntimeError("this SciWorldEnv is closed and its JVM stopped; create a new one")
 
-    def _call(self, method: Callable[..., T], *args: Any) -> T:
-        try:
-            return method(*args)
-        except Py4JError as exc:
-            raise JVMError(self._jvm.describe_failure(exc)) from None
+    def _play(self, action: str) -> tuple[str, float, bool, int]:
+        """One step and what it changed, in one turn of the JVM's lock."""
+        server = self._slot.server
+        observation = str(server.step(action))
+        return observation, float(server.getScore()), bool(server.getCompleted()), int(server.getNumMoves())
 
     def _read_score(self) -> int:
         # scienceworld's own conversion: a 0-1 float to a 0-100 integer.
-        return round(100 * float(self._call(self._jvm.server.getScore)))
+        return round(100 * float(self._slot.call("getScore")))
 
     def _info(self, *, list_actions: bool | None = None) -> dict[str, Any]:
         info: dict[str, Any] = {"score": self._score, "won": self._won}
@@ -221,7 +247,10 @@ class SciWorldEnv:
 
     def available_actions(self) -> list[str]:
         """Every action that is valid now, sorted; one Java call and one string, not a py4j list walk."""
-        jvm = self._jvm
-        actions = self._call(jvm.server.getValidActionObjectCombinations)
-        joined = str(self._call(jvm.gateway.jvm.java.lang.String.join, "\n", actions))
-        return sorted({action for action in joined.split("\n") if action})
+        slot = self._slot
+
+        def joined() -> str:
+            actions = slot.server.getValidActionObjectCombinations()
+            return str(slot.jvm.gateway.jvm.java.lang.String.join("\n", actions))
+
+        return sorted({action for action in slot.run(joined).split("\n") if action})

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 
 from agenthub import AgentSpec, EnvSpec, hookimpl
 
 from . import __version__
 from .tasks import SPLITS
 
+# The system prompt ships as data so that it can be read, diffed and overridden without code.
+INSTRUCTIONS = resources.files(__package__).joinpath("prompts/system.md").read_text(encoding="utf-8")
+
 SERVICE_DEFAULTS = {"max_sessions": 8, "idle_envs": 2, "ttl": 300.0}
-"""Each session holds a JVM (100-200 MB resident; the heap is capped at 256 MB): at most 8 live sessions and
-2 idle JVMs kept for reuse (a JVM start costs 1-3 s), and an abandoned session frees its JVM after 5 idle minutes."""
+"""Sessions are packed 8 to a JVM (about 250 MB resident for 8; the heap is capped at 256 MB): at most 8 live
+sessions unless the user raises ``max_sessions``, 2 idle instances kept for reuse, and an abandoned session frees
+its place after 5 idle minutes."""
 
 
 @hookimpl
@@ -19,11 +24,12 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
     register(
         EnvSpec(
             name="sciworld",
+            instructions=INSTRUCTIONS,
             factory="agenthub_env_sciworld.env:SciWorldEnv",
             splits=SPLITS,
             default_max_turns=30,
             description="ScienceWorld's elementary-science tasks (AgentGym's SciWorld, scienceworld 1.2.3); "
-            "one JVM per session.",
+            "sessions packed 8 to a JVM.",
             version=__version__,
             oracle="sciworld-oracle",
             service_defaults=SERVICE_DEFAULTS,

@@ -113,7 +113,7 @@ def test_valid_actions_are_listed_only_when_a_reset_asks(sciworld_env: SciWorldE
 
 def test_same_task_replays_identically_in_one_jvm_and_in_another(sciworld_env: SciWorldEnv) -> None:
     """Boil lists its paint cups in a different order on each load unless the identity hash is pinned."""
-    other = SciWorldEnv()
+    other = SciWorldEnv(sessions_per_jvm=1)
     try:
         for task_id in (0, task_id_of("test-conductivity", 2)):
             first = play(sciworld_env, task_id, PROBE, valid_actions=True)
@@ -177,7 +177,7 @@ def test_simplifications_change_the_world(sciworld_env: SciWorldEnv) -> None:
 
 def test_one_instance_owns_one_capped_jvm_it_frees_on_close(capfd: pytest.CaptureFixture[str]) -> None:
     """Also: nothing reaches this process's stdout or stderr, not even from the JVM."""
-    env = SciWorldEnv(heap_mb=128)
+    env = SciWorldEnv(heap_mb=128, sessions_per_jvm=1)
     jvm = psutil.Process(env.jvm.pid)
     assert jvm.ppid() == psutil.Process().pid
     assert {"-Xmx128m", "-XX:hashCode=2", "-XX:+UseSerialGC"} <= set(jvm.cmdline())
@@ -195,7 +195,7 @@ def test_one_instance_owns_one_capped_jvm_it_frees_on_close(capfd: pytest.Captur
 
 
 def test_a_dead_jvm_fails_the_step_with_advice() -> None:
-    env = SciWorldEnv()
+    env = SciWorldEnv(sessions_per_jvm=1)
     try:
         env.reset(task_id=FIND_LIVING_THING_0)
         env.jvm.process.kill()

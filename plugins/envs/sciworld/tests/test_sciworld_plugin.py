@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import httpx
 from scienceworld.constants import ID2TASK
 
 from agenthub import EnvSpec, ServiceSettings, apply_env_defaults, get_plugin_host
@@ -91,3 +92,12 @@ def test_task_table_numbering_and_splits_match_the_package_and_agentgym(sciworld
             games += [(name, variation) for variation in range(ours.variations)]
     assert [(task_of(i)[0].name, task_of(i)[1]) for i in range(NUM_AGENTGYM_TASK_IDS)] == games
     assert sorted(str(server.getPossibleSimplifications()).split(", ")) == sorted(SIMPLIFICATIONS)
+
+
+def test_v1_info_carries_agentgyms_action_list_as_instructions(sciworld_url: str) -> None:
+    """Models get a system prompt: AgentGym's SciWorld action list, and the reply format this env reads."""
+    info = httpx.get(f"{sciworld_url}/v1/info", timeout=30).json()
+    instructions = info["instructions"]
+    for action in ("open OBJ", "connect OBJ to OBJ", "pour OBJ into OBJ", "focus on OBJ", "wait1", "inventory"):
+        assert action in instructions
+    assert instructions.rstrip().endswith("Reply with the action only.")

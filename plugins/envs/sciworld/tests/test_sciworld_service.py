@@ -59,9 +59,11 @@ async def test_concurrent_sessions_play_as_they_do_one_by_one(
 
 @pytest.mark.anyio
 async def test_each_session_holds_one_jvm_freed_on_close_and_capped_by_max_sessions(sciworld_spec: EnvSpec) -> None:
-    """max_sessions set by the user wins over the env's default; idle_envs=2 keeps two JVMs for reuse."""
+    """In the one-JVM-per-session mode: max_sessions set by the user wins over the env's default; idle_envs=2 keeps
+    two JVMs for reuse."""
     before = jvm_pids()
-    with ThreadedServer(sciworld_spec, ServiceSettings(max_sessions=2)) as server:
+    settings = ServiceSettings(max_sessions=2, env_kwargs={"sessions_per_jvm": 1})
+    with ThreadedServer(sciworld_spec, settings) as server:
         async with httpx.AsyncClient(base_url=server.url, timeout=120) as raw:
             ids = []
             for _ in range(2):
