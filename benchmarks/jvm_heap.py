@@ -42,7 +42,7 @@ def measure(cycles: int, every: int) -> dict[str, Any]:
     splits = spec.resolved_splits()
     ids = splits[next(iter(splits))].first(TASKS)
     env: Any = spec.make()
-    jvm = env._jvm  # the plugin's ScienceWorldJVM: its py4j gateway and process
+    jvm = env.jvm  # the plugin's ScienceWorldJVM: its py4j gateway and process
     runtime = jvm.gateway.jvm.java.lang.Runtime.getRuntime()
     process = psutil.Process(jvm.pid)
 

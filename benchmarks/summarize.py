@@ -752,6 +752,14 @@ def webarena_section(web: Json | None) -> list[str]:
     return lines
 
 
+def sciworld_packing_section(results: Path, docs: Path) -> list[str]:
+    """SciWorld sessions packed per JVM against a JVM each (its benchmark renders its own lines)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from sciworld_packing import section_lines  # a sibling module of this script
+
+    return section_lines(load(results, "sciworld_packing.json"), results, docs)
+
+
 # -- the page --------------------------------------------------------------------------------
 
 
@@ -785,6 +793,7 @@ def render(results: Path, docs: Path) -> str:
         *engines_section(load(results, "vllm_vs_hf.json"), results, docs),
         *search_section(load(results, "search_retrieval.json")),
         *webarena_section(load(results, "webarena_env.json")),
+        *sciworld_packing_section(results, docs),
         *runs_section(run),
     ]
     return "\n".join(lines).rstrip() + "\n"

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from agenthub.make import make
     from agenthub.processes import popen, watch_parent
     from agenthub.rollout.episode_loop import play_episode
-    from agenthub.rollout.tokens import ContextLengthExceeded
+    from agenthub.rollout.token_assembly import ContextLengthExceeded
     from agenthub.service.client import EnvClient, RemoteSession, SyncEnvClient
     from agenthub.service.launcher import LocalServer, ServerStartError, ThreadedServer
     from agenthub.service.server import create_app
@@ -73,7 +73,7 @@ __getattr__ = lazy_exports(
         "make": "agenthub.make",
         "popen": "agenthub.processes",
         "watch_parent": "agenthub.processes",
-        "ContextLengthExceeded": "agenthub.rollout.tokens",
+        "ContextLengthExceeded": "agenthub.rollout.token_assembly",
         "play_episode": "agenthub.rollout.episode_loop",
         "EnvClient": "agenthub.service.client",
         "RemoteSession": "agenthub.service.client",

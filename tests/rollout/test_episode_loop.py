@@ -25,7 +25,7 @@ from agenthub import (
 from agenthub.rollout.episode_loop import terminal_outcome
 from agenthub.rollout.executor import EpisodeRequest, Executor
 from agenthub.rollout.pool import EnvPool
-from agenthub.rollout.tokens import ContextLengthExceeded
+from agenthub.rollout.token_assembly import ContextLengthExceeded
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ import pytest
 from agenthub import LocalServer
 from agenthub.errors import ConfigError, UnknownNameError
 from agenthub.plugins import set_plugin_host
-from agenthub.rollout.tokens import ChatTemplateDeltas
+from agenthub.rollout.token_assembly import ChatTemplateDeltas
 from agenthub.training import LaunchRefused, TokenLimits, check_launch
 
 

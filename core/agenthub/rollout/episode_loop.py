@@ -18,7 +18,7 @@ from typing import Any
 from agenthub._version import __version__
 from agenthub.errors import EnvServerUnavailableError, EnvServiceError
 from agenthub.protocols import Agent, AgentEpisode
-from agenthub.rollout.tokens import ContextLengthExceeded
+from agenthub.rollout.token_assembly import ContextLengthExceeded
 from agenthub.service.client import EnvClient, RemoteSession
 from agenthub.types import (
     PROTOCOL_VERSION,

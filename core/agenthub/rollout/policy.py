@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agenthub.errors import AgenthubError
-from agenthub.rollout.tokens import ChatTemplateDeltas, ChatTokenizer, ContextLengthExceeded, TokenAssembler
+from agenthub.rollout.token_assembly import ChatTemplateDeltas, ChatTokenizer, ContextLengthExceeded, TokenAssembler
 from agenthub.types import Action, AgentReply, EnvInfo, Observation, Task, TokenTrace
 
 

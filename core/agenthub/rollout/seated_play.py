@@ -29,7 +29,7 @@ from agenthub.errors import EnvServerUnavailableError, EnvServiceError
 from agenthub.protocols import Agent, AgentEpisode
 from agenthub.rollout.episode_loop import EpisodeFailure, env_failure, episode_provenance
 from agenthub.rollout.store import seat_key
-from agenthub.rollout.tokens import ContextLengthExceeded
+from agenthub.rollout.token_assembly import ContextLengthExceeded
 from agenthub.service.client import EnvClient, RemoteSession
 from agenthub.types import AgentReply, EnvInfo, Observation, Outcome, Task, TaskId, TokenTrace, Trajectory, Turn
 

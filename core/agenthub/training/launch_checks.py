@@ -33,7 +33,7 @@ from typing import Any
 from agenthub.errors import ConfigError, EnvServerUnavailableError
 from agenthub.protocols import Agent, AgentEpisode
 from agenthub.rollout.episode_loop import play_episode
-from agenthub.rollout.tokens import ChatTemplateDeltas, TokenAssembler
+from agenthub.rollout.token_assembly import ChatTemplateDeltas, TokenAssembler
 from agenthub.service.client import EnvClient
 from agenthub.types import AgentReply, EnvInfo, Observation, Outcome, Task, TaskId, TaskList, Trajectory
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,7 +13,7 @@ from agenthub import LocalServer, Outcome, Task, Trajectory
 from agenthub.rollout.executor import Executor, episode_requests
 from agenthub.rollout.policy import SamplingParams, TokenPolicy
 from agenthub.rollout.pool import EnvPool
-from agenthub.rollout.tokens import ChatTemplateDeltas, TokenAssemblyError, render
+from agenthub.rollout.token_assembly import ChatTemplateDeltas, TokenAssemblyError, render
 from agenthub.testing.tiny_tokenizer import CHAT_TEMPLATES, build_tokenizer
 
 from .engines import GuessSearchEngine
@@ -140,7 +142,7 @@ async def test_without_a_system_prompt_the_policy_uses_the_envs_instructions(gue
 
 def test_a_response_budget_ends_the_episode_where_the_trainer_stops_training(tokenizer: Any) -> None:
     """verl trains on ``response_length`` tokens after the prompt; the assembler never goes past them."""
-    from agenthub.rollout.tokens import ContextLengthExceeded, TokenAssembler
+    from agenthub.rollout.token_assembly import ContextLengthExceeded, TokenAssembler
 
     deltas = ChatTemplateDeltas(tokenizer, "rules")
     assembler = TokenAssembler(deltas, "first", max_context=10_000, max_response=12)
@@ -165,7 +167,7 @@ def test_qwen3s_template_is_assembled_turn_by_turn_without_re_encoding() -> None
     )
     # A reply with its own reasoning is kept as sampled, think block included, and the episode goes on from it.
     sampled = tokenizer.encode("<think>\nlow half\n</think>\n\nguess 4", add_special_tokens=False)
-    from agenthub.rollout.tokens import TokenAssembler
+    from agenthub.rollout.token_assembly import TokenAssembler
 
     assembler = TokenAssembler(deltas, "Guess a number.", max_context=1024)
     assembler.add_model_turn([*sampled, deltas.assistant_close[0]], None)
@@ -173,3 +175,10 @@ def test_qwen3s_template_is_assembled_turn_by_turn_without_re_encoding() -> None
     assert assembler.trace.response_ids[: len(sampled)] == sampled
     text = tokenizer.decode(assembler.context_ids)
     assert text.endswith("guess 4<|im_end|>\n<|im_start|>user\nToo low.<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_the_old_module_name_still_imports_with_a_warning_saying_where_to_import_from() -> None:
+    sys.modules.pop("agenthub.rollout.tokens", None)
+    with pytest.warns(DeprecationWarning, match="import ChatTemplateDeltas, render, .* from agenthub.rollout"):
+        old = importlib.import_module("agenthub.rollout.tokens")
+    assert old.render is render and old.ChatTemplateDeltas is ChatTemplateDeltas
