@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
 from agenthub.rollout.store import RunStore
-from agenthub.service.launcher import start_local_servers
 from agenthub.training.launch_checks import LaunchReport
 from agenthub.training.prerequisites import FrameworkNeeds, check_framework, framework_problems
 
@@ -102,6 +101,8 @@ def env_servers(
     if urls:
         yield list(urls)
         return
+    from agenthub.service.launcher import start_local_servers  # uvicorn: only for a run that serves envs
+
     overrides: dict[str, Any] = {"max_sessions": max_sessions}
     if token:
         overrides["token"] = token

@@ -11,7 +11,7 @@ import yaml
 from agenthub import ConfigError, get_plugin_host
 from agenthub.config import validate_config
 from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import check_framework, framework_problems
+from agenthub.training import preflight, print_dry_run_checks, recorded_run
 
 from agenthub_trainer_areal.checks import framework_needs, launch_checks
 from agenthub_trainer_areal.config import ArealConfig
@@ -67,12 +67,7 @@ def print_dry_run(settings: ArealConfig) -> int:
         print(f"# would resume {run_dir} with AReaL's recovery ({RESUME_OVERRIDE}), rewriting its launch files")
     elif settings.run_id is None:
         print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
-    for problem in framework_problems(framework_needs(settings)):
-        print(f"# a real run would stop here: {problem}")
-    report = launch_checks(settings, dry_run=True)
-    print(f"# {report.summary()}")
-    for warning in report.warnings:
-        print(f"# warning: {warning.key}: {warning.message}")
+    report = print_dry_run_checks(framework_needs(settings), lambda: launch_checks(settings, dry_run=True))
     print(describe(launch_plan(settings, run_dir, model_path(settings, run_dir))))
     if settings.model is None and not (run_dir / TINY_MODEL_DIR / "config.json").is_file():
         print(f"\n# the tiny random model would be built in {run_dir / TINY_MODEL_DIR} first")
@@ -89,22 +84,10 @@ class ArealTrainer:
             get_plugin_host().env(settings.env)  # an unknown env fails here, with suggestions
         if dry_run:
             return print_dry_run(settings)
-        check_framework(framework_needs(settings))  # no GPU: at once, not from inside a worker
-        report = launch_checks(settings, dry_run=False)
-        print(report.summary(), flush=True)
-        for warning in report.warnings:
-            print(f"warning: {warning.key}: {warning.message}", flush=True)
-        report.raise_if_refused()
+        # no GPU: at once, not from inside a worker
+        preflight(framework_needs(settings), lambda: launch_checks(settings, dry_run=False))
         store, plan = prepare(settings)
         print(f"run directory: {store.path}")
         print(f"wrote {plan.experiment_path} and {plan.entry_path}\nrunning: {plan.shell_command()}", flush=True)
-        status = "failed"
-        try:
-            code = subprocess.call(plan.command, cwd=plan.run_dir)
-            status = "finished" if code == 0 else "failed"
-            return code
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        finally:
-            store.finish({"command": plan.shell_command()}, status=status)
+        with recorded_run(store, {"command": plan.shell_command()}) as end:
+            return end.exited(subprocess.call(plan.command, cwd=plan.run_dir))

@@ -8,18 +8,17 @@ stops the servers. ``--dry-run`` prints the command and the files instead.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from agenthub import ConfigError, LocalServer, SyncEnvClient, TaskId, TaskList, get_plugin_host
+from agenthub import ConfigError, SyncEnvClient, TaskId, TaskList, get_plugin_host
 from agenthub.config import validate_config
 from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import check_framework, framework_problems
+from agenthub.training import env_servers, preflight, print_dry_run_checks, recorded_run
 
 from agenthub_trainer_openrlhf.checks import NEEDS, launch_checks
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig
@@ -53,25 +52,6 @@ def task_ids(config: OpenRlhfConfig) -> list[TaskId]:
     return ids[: config.tasks] if config.tasks else ids
 
 
-@contextlib.contextmanager
-def env_servers(config: OpenRlhfConfig) -> Iterator[list[str]]:
-    """The URLs of ``url=``, or of ``processes`` local servers started (and stopped) here."""
-    if config.urls:
-        yield config.urls
-        return
-    settings: dict[str, Any] = {"max_sessions": max(64, config.samples_per_rollout)}
-    if config.token:
-        settings["token"] = config.token
-    servers = [LocalServer(config.env, overrides=settings) for _ in range(config.processes)]
-    try:
-        for server in servers:
-            server.start()
-        yield [server.url for server in servers]
-    finally:
-        for server in servers:
-            server.stop()
-
-
 def open_run(config: OpenRlhfConfig) -> RunStore:
     saved = config.model_dump(mode="json", exclude={"resume"})
     if config.resume is not None:
@@ -88,12 +68,7 @@ def print_dry_run(settings: OpenRlhfConfig) -> int:
     print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
     if settings.resume is None and settings.run_id is None:
         print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
-    for problem in framework_problems(NEEDS):
-        print(f"# a real run would stop here: {problem}")
-    report = launch_checks(settings, dry_run=True)
-    print(f"# {report.summary()}")
-    for warning in report.warnings:
-        print(f"# warning: {warning.key}: {warning.message}")
+    report = print_dry_run_checks(NEEDS, lambda: launch_checks(settings, dry_run=True))
     print(launch.describe())  # last: its last line is the command
     report.raise_if_refused()
     return 0
@@ -106,12 +81,8 @@ class OpenRlhfTrainer:
         settings = validate_config(OpenRlhfConfig, config)
         if dry_run:
             return print_dry_run(settings)
-        check_framework(NEEDS)  # no GPU or vLLM: at once, not from inside a Ray actor
-        report = launch_checks(settings, dry_run=False)
-        print(report.summary(), flush=True)
-        for warning in report.warnings:
-            print(f"warning: {warning.key}: {warning.message}", flush=True)
-        report.raise_if_refused()
+        # no GPU or vLLM: at once, not from inside a Ray actor
+        preflight(NEEDS, lambda: launch_checks(settings, dry_run=False))
         return launch(settings)
 
 
@@ -120,19 +91,17 @@ def launch(settings: OpenRlhfConfig) -> int:
     ids = task_ids(settings)
     store = open_run(settings)
     print(f"run directory: {store.path}", flush=True)
-    status = "failed"
-    try:
-        with env_servers(settings) as urls:
-            plan = build_launch(settings, store.path.resolve(), urls=urls, task_ids=ids, run_id=store.run_id)
-            plan.write_files()
-            code = run_command(plan.command, {**os.environ, **plan.environment})
-        status = "finished" if code == 0 else "failed"
-        return code
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
-        store.finish({"tasks": len(ids)}, status=status)
+    servers = env_servers(
+        settings.env,
+        settings.urls,
+        processes=settings.processes,
+        max_sessions=max(64, settings.samples_per_rollout),
+        token=settings.token,
+    )
+    with recorded_run(store, {"tasks": len(ids)}) as end, servers as urls:
+        plan = build_launch(settings, store.path.resolve(), urls=urls, task_ids=ids, run_id=store.run_id)
+        plan.write_files()
+        return end.exited(run_command(plan.command, {**os.environ, **plan.environment}))
 
 
 def run_command(command: Sequence[str], environment: Mapping[str, str]) -> int:

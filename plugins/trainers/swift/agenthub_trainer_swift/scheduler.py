@@ -39,6 +39,7 @@ from agenthub.rollout import (
     RunStore,
     SamplingParams,
     TokenPolicy,
+    terminal_outcome,
 )
 from agenthub.training import StepOutcomeLog
 from swift.rollout import MultiTurnScheduler
@@ -276,9 +277,7 @@ class AgenthubScheduler(MultiTurnScheduler):  # type: ignore[misc]
             )
         )
         if result.terminated:
-            won = result.info.get("won")
-            success = bool(won) if won is not None else result.reward > 0
-            episode.outcome = Outcome.SUCCESS if success else Outcome.FAILURE
+            episode.outcome = terminal_outcome(result.reward, result.info)
         elif result.truncated or len(episode.turns) >= episode.max_turns:
             episode.outcome = Outcome.TRUNCATED
         else:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import yaml
 from agenthub import ConfigError, get_plugin_host
 from agenthub.config import validate_config
 from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import check_framework, framework_problems
+from agenthub.training import env_servers, preflight, print_dry_run_checks, recorded_run
 
 from agenthub_trainer_swift.checks import framework_needs, launch_checks
 from agenthub_trainer_swift.config import SwiftConfig
@@ -82,27 +82,6 @@ def turn_cap(config: SwiftConfig, default_turns: int) -> int:
     return config.max_turns or default_turns
 
 
-@contextlib.contextmanager
-def env_servers(config: SwiftConfig) -> Iterator[list[str]]:
-    """The configured URLs, or local servers started for the run (stopped after it)."""
-    if config.urls:
-        yield config.urls
-        return
-    from agenthub import LocalServer
-
-    overrides: dict[str, Any] = {"max_sessions": max(64, config.episodes_per_step * 2)}
-    if config.token:
-        overrides["token"] = config.token
-    servers = [LocalServer(config.env, overrides=overrides) for _ in range(config.processes)]
-    try:
-        for server in servers:
-            server.start()
-        yield [s.url for s in servers]
-    finally:
-        for server in servers:
-            server.stop()
-
-
 def wait_for_rollout(config: SwiftConfig, process: subprocess.Popen[bytes]) -> None:
     url = f"http://{config.rollout_host}:{config.rollout_port}/health/"
     deadline = time.monotonic() + ROLLOUT_STARTUP_S
@@ -156,12 +135,7 @@ def print_dry_run(settings: SwiftConfig, tasks: tuple[list[Any], int]) -> int:
         print(f"# would resume {run_dir} from {last_checkpoint(run_dir)}, rewriting its dataset and settings")
     elif settings.run_id is None:
         print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
-    for problem in framework_problems(framework_needs(settings)):
-        print(f"# a real run would stop here: {problem}")
-    report = launch_checks(settings, dry_run=True)
-    print(f"# {report.summary()}")
-    for warning in report.warnings:
-        print(f"# warning: {warning.key}: {warning.message}")
+    report = print_dry_run_checks(framework_needs(settings), lambda: launch_checks(settings, dry_run=True))
     print(plan_for(settings, run_dir, settings.urls or [LOCAL_URL_PLACEHOLDER], tasks).describe())
     report.raise_if_refused()
     return 0
@@ -175,34 +149,30 @@ class SwiftTrainer:
         tasks = split_task_ids(settings)  # a bad env or split fails here, before a run directory is made
         if dry_run:
             return print_dry_run(settings, tasks)
-        check_framework(framework_needs(settings))
-        report = launch_checks(settings, dry_run=False)
-        print(report.summary(), flush=True)
-        for warning in report.warnings:
-            print(f"warning: {warning.key}: {warning.message}", flush=True)
-        report.raise_if_refused()
+        preflight(framework_needs(settings), lambda: launch_checks(settings, dry_run=False))
         if settings.resume is not None:
             last_checkpoint(check_resumable(settings))  # nothing to resume from: refused before the run is reopened
             store = reopen(settings)
         else:
             store = RunStore.create(saved_config(settings), root=settings.runs_dir, run_id=settings.run_id)
         print(f"run directory: {store.path}", flush=True)
-        status, code = "failed", 1
-        try:
+        code = 1
+        with recorded_run(store, lambda: {"swift_exit_code": code}) as end:
             if settings.model is None and not (store.path / TINY_MODEL_DIR / "config.json").is_file():
                 from agenthub.testing import build_tiny_model
 
                 build_tiny_model(store.path / TINY_MODEL_DIR, seed=settings.seed)
-            with env_servers(settings) as urls:
+            servers = env_servers(
+                settings.env,
+                settings.urls,
+                processes=settings.processes,
+                max_sessions=max(64, settings.episodes_per_step * 2),
+                token=settings.token,
+            )
+            with servers as urls:
                 plan = plan_for(settings, store.path, urls, tasks)
                 plan.write()
                 print(plan.describe(), flush=True)
-                code = execute(plan, settings)
-            status = "finished" if code == 0 else "failed"
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        finally:
-            store.finish({"swift_exit_code": code}, status=status)
+                code = end.exited(execute(plan, settings))
         print(f"run saved in {store.path} (swift exited with {code})")
         return code

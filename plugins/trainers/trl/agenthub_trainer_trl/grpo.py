@@ -26,6 +26,7 @@ from agenthub.rollout import (
     SamplingParams,
     build_horizon,
 )
+from agenthub.training import recorded_run
 
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.generate import ModelGenerator, VLLMGenerator
@@ -201,29 +202,26 @@ def run_grpo(config: TrlConfig, *, on_trainer: TrainerHook | None = None) -> int
     store, key_suffix = open_run(config)
     print(f"run directory: {store.path}", file=sys.stderr, flush=True)
     started = time.monotonic()
-    status = "failed"
     rollout: HubRollout | None = None
     checkpoint = last_checkpoint(store.path) if config.resume else None
-    try:
-        with asyncio.Runner() as runner:
-            pool = runner.run(open_pool(config))
-            runner.run(pool.__aenter__())
-            try:
-                trainer, rollout = build_trainer(config, store, runner, pool, key_suffix=key_suffix)
-                if on_trainer is not None:
-                    on_trainer(trainer)
-                trainer.train(resume_from_checkpoint=checkpoint)
-                trainer.save_model(str(store.path / FINAL_MODEL_DIR))
-                trainer.processing_class.save_pretrained(str(store.path / FINAL_MODEL_DIR))
-            finally:
-                runner.run(pool.close())
-        status = "finished"
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
-        summary = summarize(store, rollout_history(rollout), time.monotonic() - started)
-        store.finish(summary, status=status)
+    summary: dict[str, Any] = {}
+
+    def sum_up() -> dict[str, Any]:  # also when the run fails or is interrupted: what it did so far
+        summary.update(summarize(store, rollout_history(rollout), time.monotonic() - started))
+        return summary
+
+    with recorded_run(store, sum_up), asyncio.Runner() as runner:
+        pool = runner.run(open_pool(config))
+        runner.run(pool.__aenter__())
+        try:
+            trainer, rollout = build_trainer(config, store, runner, pool, key_suffix=key_suffix)
+            if on_trainer is not None:
+                on_trainer(trainer)
+            trainer.train(resume_from_checkpoint=checkpoint)
+            trainer.save_model(str(store.path / FINAL_MODEL_DIR))
+            trainer.processing_class.save_pretrained(str(store.path / FINAL_MODEL_DIR))
+        finally:
+            runner.run(pool.close())
     report(store, summary, resumed=checkpoint is not None)
     return 0
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from agenthub import ConfigError
 from agenthub.rollout import ChatTemplateDeltas, Message, render
+from agenthub.training import recorded_run
 
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.metrics import CURVE_FILE, MetricsCallback, plot_learning_curve
@@ -108,12 +109,19 @@ def run_sft(config: TrlConfig) -> int:
     store, _ = open_run(config)
     print(f"run directory: {store.path}", file=sys.stderr, flush=True)
     started = time.monotonic()
-    status = "failed"
     rows: list[dict[str, list[int]]] = []
-    try:
+
+    def sum_up() -> dict[str, Any]:  # also when the run fails or is interrupted: what it did so far
+        records = store.metrics()
+        summary: dict[str, Any] = {"elapsed_s": round(time.monotonic() - started, 1), "conversations": len(rows)}
+        if any("loss" in r for r in records):
+            plot_learning_curve(records, store.path / CURVE_FILE, title=f"trl SFT · run {store.path.name}")
+            summary["learning_curve"] = CURVE_FILE
+        return summary
+
+    with recorded_run(store, sum_up):
         path = model_path(config, store.path)
         tokenizer = AutoTokenizer.from_pretrained(path)
-        rows = []
         for messages in conversations:
             ids, mask = assistant_tokens(tokenizer, messages)
             rows.append({"input_ids": ids, "assistant_masks": mask})
@@ -136,17 +144,6 @@ def run_sft(config: TrlConfig) -> int:
         trainer.train(resume_from_checkpoint=last_checkpoint(store.path) if config.resume else None)
         trainer.save_model(str(store.path / FINAL_MODEL_DIR))
         tokenizer.save_pretrained(str(store.path / FINAL_MODEL_DIR))
-        status = "finished"
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
-        records = store.metrics()
-        summary: dict[str, Any] = {"elapsed_s": round(time.monotonic() - started, 1), "conversations": len(rows)}
-        if any("loss" in r for r in records):
-            plot_learning_curve(records, store.path / CURVE_FILE, title=f"trl SFT · run {store.path.name}")
-            summary["learning_curve"] = CURVE_FILE
-        store.finish(summary, status=status)
     print(f"run saved in {store.path}\nmodel: {store.path / FINAL_MODEL_DIR}")
     print(f"next: agenthub run trainer=trl env={config.env} model={store.path / FINAL_MODEL_DIR}")
     return 0

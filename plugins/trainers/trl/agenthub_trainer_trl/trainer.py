@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 from agenthub.config import validate_config
-from agenthub.training import check_framework, framework_problems
+from agenthub.training import preflight, print_dry_run_checks, print_framework_problems
 
 from agenthub_trainer_trl.checks import framework_needs, launch_checks
 from agenthub_trainer_trl.config import TrlConfig
@@ -49,14 +49,10 @@ def print_dry_run(config: TrlConfig) -> int:
     for line in yaml.safe_dump(framework_settings(config), sort_keys=False).splitlines():
         print(f"#   {line}")  # commented: the output stays one YAML document, the settings
     print(f"# would run: {plan(config)}")
-    for problem in framework_problems(framework_needs(config)):
-        print(f"# a real run would stop here: {problem}")
-    if config.mode == "grpo":
-        report = launch_checks(config, dry_run=True)
-        print(f"# {report.summary()}")
-        for warning in report.warnings:
-            print(f"# warning: {warning.key}: {warning.message}")
-        report.raise_if_refused()
+    if config.mode == "sft":  # no env to check: SFT reads a dataset
+        print_framework_problems(framework_needs(config))
+        return 0
+    print_dry_run_checks(framework_needs(config), lambda: launch_checks(config, dry_run=True)).raise_if_refused()
     return 0
 
 
@@ -67,13 +63,8 @@ class TrlTrainer:
         settings = validate_config(TrlConfig, config)
         if dry_run:
             return print_dry_run(settings)
-        check_framework(framework_needs(settings))
-        if settings.mode == "grpo":
-            report = launch_checks(settings, dry_run=False)
-            print(report.summary(), file=sys.stderr, flush=True)
-            for warning in report.warnings:
-                print(f"warning: {warning.key}: {warning.message}", file=sys.stderr, flush=True)
-            report.raise_if_refused()
+        checks = (lambda: launch_checks(settings, dry_run=False)) if settings.mode == "grpo" else None
+        preflight(framework_needs(settings), checks, file=sys.stderr)  # stdout: TRL's own log
         quiet_framework()
         if settings.mode == "sft":
             from agenthub_trainer_trl.sft import run_sft

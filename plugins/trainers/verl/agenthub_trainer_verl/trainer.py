@@ -11,7 +11,7 @@ import yaml
 from agenthub import ConfigError
 from agenthub.config import validate_config
 from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import check_framework, framework_problems
+from agenthub.training import preflight, print_dry_run_checks, recorded_run
 
 from agenthub_trainer_verl.checks import framework_needs, launch_checks
 from agenthub_trainer_verl.config import VerlConfig
@@ -98,12 +98,7 @@ def print_resume_dry_run(settings: VerlConfig) -> int:
 
 
 def print_checks(settings: VerlConfig) -> int:
-    for problem in framework_problems(framework_needs(settings)):
-        print(f"# a real run would stop here: {problem}")
-    report = launch_checks(settings, dry_run=True)
-    print(f"# {report.summary()}")
-    for warning in report.warnings:
-        print(f"# warning: {warning.key}: {warning.message}")
+    report = print_dry_run_checks(framework_needs(settings), lambda: launch_checks(settings, dry_run=True))
     report.raise_if_refused()
     return 0
 
@@ -115,26 +110,15 @@ class VerlTrainer:
         settings = validate_config(VerlConfig, config)
         if dry_run:
             return print_dry_run(settings)
-        check_framework(framework_needs(settings))  # no GPU: at once, before Ray waits forever for one
-        report = launch_checks(settings, dry_run=False)
-        print(report.summary(), flush=True)
-        for warning in report.warnings:
-            print(f"warning: {warning.key}: {warning.message}", flush=True)
-        report.raise_if_refused()
+        # no GPU: at once, before Ray waits forever for one
+        preflight(framework_needs(settings), lambda: launch_checks(settings, dry_run=False))
         store, launch, written = prepare(settings)
         print(f"run directory: {store.path}")
         for path in written:
             print(f"# wrote {path}")
         print(f"# running:\n{launch.shell()}", flush=True)
-        status = "failed"
-        try:
-            code = subprocess.call(launch.command, cwd=store.path)
-            status = "finished" if code == 0 else "failed"
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        finally:
-            store.finish({"command": launch.command}, status=status)
+        with recorded_run(store, {"command": launch.command}) as end:
+            code = end.exited(subprocess.call(launch.command, cwd=store.path))
         if code != 0:
             print(
                 f"agenthub run: verl exited with code {code}; its output is above, the run's files are in {store.path}"
