@@ -31,7 +31,7 @@ def test_check_passes_for_the_builtin_env() -> None:
     result = run("check", "env=guess", "--json")
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads(result.stdout)
-    assert report["passed"] and len(report["results"]) == 12
+    assert report["passed"] and len(report["results"]) == 14  # the seat checks: 422 for a seat, seat_rewards skipped
 
 
 def test_unknown_env_and_bad_override_explain_what_to_do() -> None:
