@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from provenance import write_result  # a sibling module of this script
+
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "examples" / "agentgym_recipe" / "run.py"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -177,7 +179,7 @@ def main() -> int:
         "machine": platform.platform(),
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__},
     }
-    (out / f"{NAME}.json").write_text(json.dumps(result, indent=2))
+    write_result(out / f"{NAME}.json", result, args)
     plot(result, out / f"{NAME}.png")
     print(json.dumps(result["summary"], indent=2))
     print(f"wrote {out / f'{NAME}.json'} and {out / f'{NAME}.png'}")

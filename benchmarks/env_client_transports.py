@@ -37,6 +37,7 @@ import httpx
 import orjson
 import psutil
 import uvloop
+from provenance import write_result  # a sibling module of this script
 
 from agenthub import LocalServer
 
@@ -252,7 +253,7 @@ def main() -> None:
         "rows": rows,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "env_client_transports.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_result(args.out / "env_client_transports.json", report, args)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ from typing import Any
 
 import httpx
 import psutil
+from provenance import write_result  # a sibling module of this script
 
 from agenthub import (
     Action,
@@ -700,7 +701,7 @@ def main(argv: list[str] | None = None) -> int:
                 origin = {"machine": earlier["machine"], "settings": earlier["settings"]}
                 results[name] = {"measured_in": origin, **result}
         report["envs"] = results
-    (args.out / "env_plugins.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_result(args.out / "env_plugins.json", report, args)
     plotted = plot(results, args.out / "env_plugins.png")
     print(table(results))
     print(f"rule: {FLAT_RULE}")

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from provenance import write_result  # a sibling module of this script
 
 from agenthub import LocalServer, Task
 from agenthub.rollout.executor import Executor, episode_requests
@@ -300,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.before_after is not None:
         report["before_after"] = json.loads(args.before_after.read_text())
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "executor_scaling.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_result(args.out / "executor_scaling.json", report, args)
     plot(report, args.out / "executor_scaling.png")
     print(f"wrote {args.out / 'executor_scaling.json'} and executor_scaling.png")
     return 0

@@ -18,7 +18,6 @@ Writes benchmarks/results/jvm_heap.json (``--out`` elsewhere); the rule is env_p
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from agenthub import get_plugin_host
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from env_plugins import FLAT_RULE, MIB, quarter_growth  # a sibling module of this script
+from provenance import write_result  # a sibling module of this script
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TASKS = 30
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         **measure(cycles, max(1, cycles // 20)),
     }
     out.mkdir(parents=True, exist_ok=True)
-    (out / "jvm_heap.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_result(out / "jvm_heap.json", result, args)
     for key in ("live_heap", "rss"):
         growth = result[key]["growth_kib_per_1000"]
         print(f"sciworld JVM {key}: {growth:+.1f} KiB per 1,000 resets, {result[key]['verdict']}")

@@ -38,6 +38,7 @@ import psutil
 from agenthub_env_search.bm25 import BM25Index, index_bytes
 from agenthub_env_search.data import default_dataset, load_questions
 from agenthub_env_search.env import SearchEnv
+from provenance import write_result  # a sibling module of this script
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MIB = 1024 * 1024
@@ -173,7 +174,7 @@ def main() -> None:
                 proc.wait(10)
     result["per_session"] = per_session(200)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "search_retrieval.json").write_text(json.dumps(result, indent=1) + "\n")
+    write_result(out / "search_retrieval.json", result, args, indent=1)
     print(json.dumps(result, indent=1))
     print(f"wrote {out / 'search_retrieval.json'}")
 

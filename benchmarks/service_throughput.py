@@ -48,6 +48,7 @@ from agenthub import EnvSpec, LocalServer, get_plugin_host
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lean_http import LeanConnection  # a sibling module of this script
+from provenance import write_result  # a sibling module of this script
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_ENVS = ["textcraft", "babyai", "guess"]
@@ -443,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         earlier = json.loads(out.read_text())
         if "before_after" in earlier:
             report["before_after"] = earlier["before_after"]
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    write_result(out, report, args)
     plot(report, args.out / "service_throughput.png")
     print(f"wrote {out} and {out.with_suffix('.png')}")
     return 0
@@ -456,7 +457,7 @@ def main_compare(args: argparse.Namespace) -> int:
     report = json.loads(out.read_text()) if out.is_file() else {}
     for name, result in results.items():  # added beside the comparisons already recorded
         report.setdefault("before_after", {})[f"{name}: {' / '.join(result['variants'])}"] = result
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    write_result(out, report, args)
     print(f"wrote 'before_after' into {out}")
     return 0
 

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from provenance import freshness
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 DOCS = ROOT / "docs" / "benchmarks.md"
@@ -752,12 +754,52 @@ def webarena_section(web: Json | None) -> list[str]:
     return lines
 
 
+def freshness_section(results: Path, learning_path: Path) -> list[str]:
+    """Each result's commit against the last change to the code it measured (benchmarks/provenance.py)."""
+    files = sorted(p for p in results.glob("*.json") if p.name != "run_all.json")
+    if learning_path.is_file() and learning_path.resolve() not in {p.resolve() for p in files}:
+        files.append(learning_path)
+    rows = []
+    for path in files:
+        try:
+            result = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(result, dict):
+            continue
+        fresh = freshness(path.stem, result)
+        mark = {"current": "current", "stale": "**stale**", "unknown": "commit unknown"}[fresh.state]
+        measured = (result.get("provenance") or {}).get("measured_at") or result.get("measured_at") or "-"
+        commit = "-" if fresh.commit is None else fresh.commit[:10] + ("+changes" if "+" in fresh.commit else "")
+        rows.append([path.name, commit, str(measured), mark, fresh.detail])
+    if not rows:
+        return []
+    return [
+        "## Which code each result describes",
+        "",
+        "Each result names the commit it measured; it is **stale** when the code it measures "
+        "(`benchmarks/provenance.py`, `MEASURED_CODE`) changed after that commit. Re-run a stale or "
+        "undated result's benchmark before quoting it.",
+        "",
+        *table(["result", "commit", "measured at", "state", "why"], rows),
+        "",
+    ]
+
+
 def sciworld_packing_section(results: Path, docs: Path) -> list[str]:
     """SciWorld sessions packed per JVM against a JVM each (its benchmark renders its own lines)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from sciworld_packing import section_lines  # a sibling module of this script
 
     return section_lines(load(results, "sciworld_packing.json"), results, docs)
+
+
+def ray_scaling_section(results: Path, docs: Path) -> list[str]:
+    """The Ray backend's episodes/s against raylets (its benchmark renders its own lines)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from ray_scaling import section_lines  # a sibling module of this script
+
+    return section_lines(load(results, "ray_scaling.json"), results, docs)
 
 
 # -- the page --------------------------------------------------------------------------------
@@ -786,6 +828,7 @@ def render(results: Path, docs: Path) -> str:
         "",
         *table(["target (issue 7, 2-core machine)", "measured", "verdict"], target_rows(service, executor, memory)),
         "",
+        *freshness_section(results, learning_path),
         *service_section(service, results, docs),
         *executor_section(executor, results, docs),
         *memory_section(memory, results, docs),
@@ -794,6 +837,7 @@ def render(results: Path, docs: Path) -> str:
         *search_section(load(results, "search_retrieval.json")),
         *webarena_section(load(results, "webarena_env.json")),
         *sciworld_packing_section(results, docs),
+        *ray_scaling_section(results, docs),
         *runs_section(run),
     ]
     return "\n".join(lines).rstrip() + "\n"

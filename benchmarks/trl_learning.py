@@ -34,6 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from provenance import current_commit, write_result  # a sibling module of this script
+
 from agenthub.config import deep_merge, parse_overrides, validate_config
 from agenthub.rollout.executor import Executor, episode_requests
 from agenthub.rollout.policy import SamplingParams, TokenPolicy
@@ -87,17 +89,6 @@ def train(runs_dir: Path, run_id: str, steps: int, extra: list[str]) -> float:
     started = time.monotonic()
     subprocess.run(command, check=True)
     return time.monotonic() - started
-
-
-def commit() -> str | None:
-    """The checkout's commit, with ``+changes`` when files differ from it: the code this result describes."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True)  # fmt: skip
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
 def curve(run_dir: Path) -> list[dict[str, Any]]:
@@ -196,11 +187,11 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "machine": platform.platform(),
-        "commit": commit(),
+        "commit": current_commit(),
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__, "trl": trl.__version__},
     }
-    (out / "trl_learning.json").write_text(json.dumps(result, indent=2))
+    write_result(out / "trl_learning.json", result, args)
     plot(result, out / "trl_learning.png")
     print(json.dumps({k: result[k] for k in ("eval_before", "eval_after", "train_wall_s", "reached_0.8", "passed")}))
     print(f"wrote {out / 'trl_learning.json'} and {out / 'trl_learning.png'}")

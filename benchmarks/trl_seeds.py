@@ -44,6 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import trl_learning  # a sibling module: the same scoring on the test split
+from provenance import write_result  # a sibling module of this script
 
 from agenthub.rollout.store import RunStore
 
@@ -234,7 +235,7 @@ def main() -> int:
         result["summary"] = summary(records, args.level)
         result["wall_s"] = round(time.monotonic() - started, 1)
         result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
-        (out / f"{NAME}.json").write_text(json.dumps(result, indent=2) + "\n")
+        write_result(out / f"{NAME}.json", result, args)
 
     with tempfile.TemporaryDirectory(prefix="trl-seeds-runs-") as tmp, ThreadPoolExecutor(args.parallel) as pool:
         jobs = {pool.submit(one_seed, seed, Path(tmp), args, config.max_tokens): seed for seed in args.seeds}

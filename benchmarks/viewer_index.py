@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
+from provenance import write_result  # a sibling module of this script
 
 from agenthub.rollout.store import RunStore
 from agenthub.types import Outcome, Task, TokenTrace, Trajectory, Turn
@@ -249,7 +250,7 @@ def main() -> None:
         "results": results,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "viewer_index.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_result(args.out / "viewer_index.json", report, args)
     plot(results, args.out / "viewer_index.png")
     print(json.dumps(results, indent=2))
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from provenance import write_result  # a sibling module of this script
 
 from agenthub import Agent, LocalServer, Task, Trajectory, get_plugin_host
 from agenthub.rollout.executor import Executor, episode_requests
@@ -246,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         "vllm": engine,
         "results": results,
     }
-    (args.out / "vllm_vs_hf.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_result(args.out / "vllm_vs_hf.json", report, args)
     plot(report, args.out / "vllm_vs_hf.png")
     print(json.dumps({n: r["median"] for n, r in results.items()}, indent=2))
     return 0
