@@ -138,6 +138,30 @@ class JVMSlot:
         self.shared.resets += 1
 
 
+class _Start:
+    """A JVM being started, and the slots reserved in it by the sessions that wait for it."""
+
+    def __init__(self) -> None:
+        self.reserved = 0
+        self._ready = threading.Event()
+        self._shared: SharedJVM | None = None
+        self._error: BaseException | None = None
+
+    def done(self, shared: SharedJVM) -> None:
+        self._shared = shared
+        self._ready.set()
+
+    def fail(self, error: BaseException) -> None:
+        self._error = error
+        self._ready.set()
+
+    def wait(self) -> SharedJVM:
+        self._ready.wait()
+        if self._shared is None:
+            raise JVMError(f"the JVM this session waited for did not start: {self._error}")
+        return self._shared
+
+
 class JVMPool:
     """Hands out ``JVMSlot``s, at most ``sessions_per_jvm`` per JVM; thread-safe."""
 
@@ -158,6 +182,7 @@ class JVMPool:
         self.options = tuple(options)
         self._lock = threading.Lock()
         self._jvms: list[SharedJVM] = []
+        self._starting: list[_Start] = []
 
     def jvms(self) -> list[SharedJVM]:
         """The JVMs running now (a copy)."""
@@ -165,27 +190,52 @@ class JVMPool:
             return list(self._jvms)
 
     def acquire(self) -> JVMSlot:
-        """A slot in a JVM with room; starts a JVM when none has any."""
+        """A slot in a JVM with room; starts a JVM when none has any (or joins one being started)."""
+        joined: _Start | None = None
         with self._lock:
             shared = next(
                 (s for s in self._jvms if s.usable and s.slots < self.sessions_per_jvm and not self._spent(s)), None
             )
-            if shared is None:
-                # Under the pool's lock: a burst of new sessions fills one new JVM instead of starting one each.
-                shared = SharedJVM(ScienceWorldJVM(heap_mb=self.heap_mb, java=self.java, options=self.options))
-                self._jvms.append(shared)
-                server = shared.jvm.server
+            if shared is not None:
+                shared.slots += 1
             else:
-                server = None
-            shared.slots += 1
-        if server is None:
-            try:
-                with shared.lock:
-                    server = shared.jvm.gateway.jvm.scienceworld.runtime.pythonapi.PythonInterface()
-            except Py4JError as exc:
-                self._leave(shared)
-                raise JVMError(shared.jvm.describe_failure(exc)) from None
+                joined = next((p for p in self._starting if p.reserved < self.sessions_per_jvm), None)
+                if joined is None:
+                    started = _Start()
+                    self._starting.append(started)
+                else:
+                    started = joined
+                started.reserved += 1
+        if shared is None:
+            # A JVM starts (seconds) outside the pool's lock, so other sessions come and go meanwhile; a burst of
+            # new sessions joins the JVM being started instead of starting one each.
+            if joined is None:
+                shared = self._start(started)
+                return JVMSlot(shared, shared.jvm.server)
+            shared = joined.wait()
+        try:
+            with shared.lock:
+                server = shared.jvm.gateway.jvm.scienceworld.runtime.pythonapi.PythonInterface()
+        except Py4JError as exc:
+            self._leave(shared)
+            raise JVMError(shared.jvm.describe_failure(exc)) from None
         return JVMSlot(shared, server)
+
+    def _start(self, start: _Start) -> SharedJVM:
+        try:
+            jvm = ScienceWorldJVM(heap_mb=self.heap_mb, java=self.java, options=self.options)
+        except BaseException as exc:
+            with self._lock:
+                self._starting.remove(start)
+            start.fail(exc)
+            raise
+        shared = SharedJVM(jvm)
+        with self._lock:
+            self._starting.remove(start)
+            shared.slots = start.reserved
+            self._jvms.append(shared)
+        start.done(shared)
+        return shared
 
     def release(self, slot: JVMSlot) -> None:
         """Give a slot back; its JVM stops when it was the last one there. Harmless twice."""

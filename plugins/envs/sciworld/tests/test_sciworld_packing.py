@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import psutil
@@ -95,6 +96,19 @@ def test_cap_recycling_and_a_dead_jvm_fail_only_their_sessions(small_pool: JVMPo
         for env in (a, b, c):
             env.close()
     assert small_pool.jvms() == [] and not psutil.pid_exists(victim.pid)
+
+
+def test_sessions_created_at_once_share_the_jvms_being_started(small_pool: JVMPool) -> None:
+    """Three sessions arrive together: two JVMs start side by side (not one each), and the third joins one."""
+    with ThreadPoolExecutor(max_workers=3) as threads:
+        slots = list(threads.map(lambda _: small_pool.acquire(), range(3)))
+    try:
+        assert sorted(shared.slots for shared in small_pool.jvms()) == [1, 2]
+        assert len({id(slot.shared) for slot in slots}) == 2 and len({id(slot.server) for slot in slots}) == 3
+    finally:
+        for slot in slots:
+            small_pool.release(slot)
+    assert small_pool.jvms() == []
 
 
 def test_bad_pool_settings_say_what_to_do() -> None:
