@@ -9,17 +9,53 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenthub.errors import ConfigError, did_you_mean
 
 M = TypeVar("M", bound=BaseModel)
 
 
-__all__ = ["build_config", "deep_merge", "describe_validation_error", "load_yaml", "parse_overrides", "validate_config"]
+__all__ = [
+    "RolloutBackendConfig",
+    "build_config",
+    "check_rollout_backend",
+    "deep_merge",
+    "describe_validation_error",
+    "load_yaml",
+    "parse_overrides",
+    "validate_config",
+]
+
+
+class RolloutBackendConfig(BaseModel):
+    """The keys that say where a run's env servers and episodes go, for every command and trainer
+    that drives the hub executor (``agenthub eval``; ``agenthub run`` with a trainer whose rollout the
+    hub drives): inherit them, then call :func:`check_rollout_backend`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["local", "ray"] = Field(
+        default="local", description="where the episodes run: on this machine, or on a Ray cluster's nodes"
+    )
+    address: str | None = Field(
+        default=None,
+        description="backend=ray: auto, HOST:PORT or ray://HOST:PORT; default $RAY_ADDRESS, else Ray on this machine",
+    )
+
+
+def check_rollout_backend(config: RolloutBackendConfig, *, urls: object = None) -> None:
+    """Refuse backend settings that do not go together, saying which do."""
+    if config.backend == "ray" and urls:
+        raise ConfigError(
+            "url= names env servers for a local run; backend=ray starts env servers on every Ray node itself "
+            "(leave url= out, or use backend=local with url=)"
+        )
+    if config.backend == "local" and config.address is not None:
+        raise ConfigError(f"address={config.address!r} is a Ray cluster's address; add backend=ray to run on it")
 
 
 def parse_overrides(items: Iterable[str]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -28,8 +29,8 @@ from ray.cluster_utils import Cluster
 
 from agenthub import AgentReply, EnvInfo, Observation, Outcome, Task
 from agenthub.builtin.agents import GuessOracleEpisode
-from agenthub.rollout.executor import EpisodeRequest, episode_requests
-from agenthub.rollout.ray import RayBackendError, RayRollout, connect
+from agenthub.rollout.executor import EpisodeRequest, Executor, episode_requests
+from agenthub.rollout.ray import RayBackendError, RayRollout, connect, launch_on_ray
 from agenthub.rollout.store import RunStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.ray_cluster]
@@ -46,6 +47,7 @@ FAST_HEALTH_CHECKS = {
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
+    wait_longer_for_raylets()
     cluster = Cluster(
         initialize_head=True,
         head_node_args={
@@ -57,14 +59,47 @@ def cluster() -> Iterator[Cluster]:
     )
     try:
         for _ in range(WORKER_NODES):
-            cluster.add_node(num_cpus=1, object_store_memory=NODE_OBJECT_STORE)
-        cluster.wait_for_nodes()
+            add_node(cluster)
         ray.init(address=cluster.address, log_to_driver=False)
         ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # SlowOracle, for the workers
         yield cluster
     finally:
         ray.shutdown()
         cluster.shutdown()
+
+
+def wait_longer_for_raylets(timeout_s: float = 240.0) -> None:
+    """Let a new raylet take up to ``timeout_s`` to register, not Ray's fixed 30 s.
+
+    On a loaded machine (many processes on few cores) a raylet can take longer than that, and
+    ``Cluster.add_node`` then fails while the raylet it started lives on. Ray reads the node's
+    registration through ``services.get_node``, retried here.
+    """
+    from ray._private import services
+
+    original = services.get_node
+    if getattr(original, "patient", False):
+        return
+
+    def get_node(*args: Any, **kwargs: Any) -> Any:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return original(*args, **kwargs)
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
+    get_node.patient = True  # type: ignore[attr-defined]
+    services.get_node = get_node
+
+
+def add_node(cluster: Cluster) -> None:
+    """One more raylet of one CPU."""
+    wait_longer_for_raylets()
+    cluster.add_node(num_cpus=1, object_store_memory=NODE_OBJECT_STORE)
+    cluster.wait_for_nodes()
 
 
 class SlowOracle:
@@ -137,8 +172,24 @@ async def test_losing_a_whole_node_mid_run_loses_and_duplicates_no_episode(clust
     assert sum(row["episodes"] for row in stats.values()) == 60
     assert gone([plans[victim]["pid"], *plans[victim]["server_pids"]])  # its worker and servers ended with it
     cluster.remove_node(next(n for n in cluster.worker_nodes if n.node_id == victim), allow_graceful=False)
-    cluster.add_node(num_cpus=1, object_store_memory=NODE_OBJECT_STORE)  # the next test has three nodes again
-    cluster.wait_for_nodes()
+    add_node(cluster)  # the next tests have three nodes again
+
+
+async def test_env_servers_on_every_node_serve_an_executor_that_runs_here(cluster: Cluster) -> None:
+    """What a trainer does: its policy stays in its process, the env servers go out to the nodes."""
+    async with await launch_on_ray("guess", processes_per_node=1, capacity=8) as pool:
+        urls = [endpoint.url for endpoint in pool.endpoints]
+        executor = Executor(pool, SlowOracle(0.0), concurrency=12)
+        trajectories = [t async for t in executor.stream(guess_requests(24))]
+        token = pool.endpoints[0].client.token
+    assert len(urls) == WORKER_NODES and all(url.startswith("http://") and ":" in url[7:] for url in urls)
+    assert sorted(t.key for t in trajectories) == sorted(r.key for r in guess_requests(24))
+    assert all(t.outcome is Outcome.SUCCESS for t in trajectories)
+    assert token  # servers reachable from other machines are never left open
+    for url in urls:  # closing the pool stopped every node's servers
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        with pytest.raises(OSError):
+            socket.create_connection((host, int(port)), timeout=5).close()
 
 
 def agenthub_eval(*args: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:

@@ -15,13 +15,13 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from rich.console import Console
 from rich.table import Table
 
-from agenthub.config import build_config
+from agenthub.config import RolloutBackendConfig, build_config, check_rollout_backend
 from agenthub.errors import ConfigError
 from agenthub.evaluation import EvalReport, evaluate
 from agenthub.plugins import get_plugin_host
@@ -36,7 +36,7 @@ from agenthub.types import EnvInfo, Task, TaskId, TaskList
 SHOWN_TASKS = 20
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(RolloutBackendConfig):
     model_config = ConfigDict(extra="forbid")
 
     env: str
@@ -62,13 +62,6 @@ class EvalConfig(BaseModel):
     seed: int = 0
     concurrency: int = Field(default=32, ge=1, description="episodes at once (per node with backend=ray)")
     processes: int = Field(default=1, ge=1, description="env server processes (per node with backend=ray)")
-    backend: Literal["local", "ray"] = Field(
-        default="local", description="where the episodes run: on this machine, or on a Ray cluster's nodes"
-    )
-    address: str | None = Field(
-        default=None,
-        description="backend=ray: auto, HOST:PORT or ray://HOST:PORT; default $RAY_ADDRESS, else Ray on this machine",
-    )
     url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
     token: str | None = None
     max_attempts: int = Field(default=3, ge=1)
@@ -115,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         check_resumable(config, args.resume, RESUMABLE)
     else:
         config = build_config(EvalConfig, agent_aliases(args.overrides), config_file=args.config)
-    check_backend(config)
+    check_rollout_backend(config, urls=config.url)
     host = get_plugin_host()
     spec = host.env(config.env)
     agent_spec = host.agent_for(spec, config.agent)
@@ -149,17 +142,6 @@ def _opponents(config: EvalConfig, spec: EnvSpec) -> tuple[dict[int, Any], dict[
         s: f"{names[s]}: {config.agent if s == config.seat else opponent_spec.name}" for s in range(spec.players)
     }
     return dict.fromkeys(others, opponent), players
-
-
-def check_backend(config: EvalConfig) -> None:
-    """Refuse settings that do not go with the chosen backend, saying which do."""
-    if config.backend == "ray" and config.url:
-        raise ConfigError(
-            "url= names env servers for a local run; backend=ray starts env servers on every Ray node itself "
-            "(leave url= out, or use backend=local with url=)"
-        )
-    if config.backend == "local" and config.address is not None:
-        raise ConfigError(f"address={config.address!r} is a Ray cluster's address; add backend=ray to run on it")
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """The same run spread over a Ray cluster: env servers on every node, episodes shared out, one store.
 
 * :mod:`.driver`: :class:`RayRollout` and :func:`collect_on_ray`, what a caller uses;
+* :mod:`.env_servers`: :func:`launch_on_ray`, env servers on the nodes for an executor that runs
+  elsewhere (a trainer's, whose policy stays in its process);
 * :mod:`.actor`: :class:`NodeWorker`, the actor on each node (its env servers, agent, executor);
 * :mod:`.events`: what the driver knows of each worker and hears from its batches;
 * :mod:`.resources`: an env's footprint, and how much of it a node holds;
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from agenthub.rollout.ray.actor import AgentFactory, NodeWorker, NodeWorkerInfo, NodeWorkerSpec
 from agenthub.rollout.ray.driver import RayRollout, collect_on_ray
+from agenthub.rollout.ray.env_servers import RayEnvPool, launch_on_ray
 from agenthub.rollout.ray.errors import (
     NodeWorkerSetupError,
     RayBackendError,
@@ -42,6 +45,7 @@ __all__ = [
     "NodeWorkerSetupError",
     "NodeWorkerSpec",
     "RayBackendError",
+    "RayEnvPool",
     "RayNotInstalledError",
     "RayRollout",
     "WorkerState",
@@ -49,5 +53,6 @@ __all__ = [
     "connect",
     "env_resources",
     "import_ray",
+    "launch_on_ray",
     "plan_node",
 ]
