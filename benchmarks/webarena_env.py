@@ -84,6 +84,13 @@ def summary(values: list[float]) -> dict[str, float]:
             "p90_ms": round(pct(ms, 0.9), 1)}  # fmt: skip
 
 
+def checked(answer: httpx.Response) -> dict[str, Any]:
+    """The answer's JSON; an error status stops the run with the server's own error body."""
+    if answer.is_error:
+        raise RuntimeError(f"{answer.request.method} {answer.request.url.path}: {answer.status_code} {answer.text}")
+    return dict(answer.json())
+
+
 class Bench:
     def __init__(self, http: httpx.Client, task_ids: list[int]) -> None:
         self.http = http
@@ -91,13 +98,10 @@ class Bench:
 
     def create(self, i: int = 0) -> dict[str, Any]:
         answer = self.http.post("/v1/sessions", json={"task_id": self.task_ids[i % len(self.task_ids)]})
-        answer.raise_for_status()
-        return dict(answer.json())
+        return checked(answer)
 
     def step(self, sid: str, action: str) -> dict[str, Any]:
-        answer = self.http.post(f"/v1/sessions/{sid}/step", json={"action": action})
-        answer.raise_for_status()
-        return dict(answer.json())
+        return checked(self.http.post(f"/v1/sessions/{sid}/step", json={"action": action}))
 
     def close(self, sid: str) -> None:
         self.http.delete(f"/v1/sessions/{sid}")
