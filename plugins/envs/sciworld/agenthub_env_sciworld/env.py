@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,6 +40,10 @@ def check_simplifications(value: object, task_name: str | None = None) -> str:
     if electrical and "noElectricalAction" in names:
         raise ValueError(f"task {task_name!r} needs electrical actions; drop the noElectricalAction simplification")
     return ",".join(names)
+
+
+def _give_back(pool: JVMPool, held: list[JVMSlot]) -> None:
+    pool.release(held[0])
 
 
 class SciWorldEnv:
@@ -121,6 +126,9 @@ class SciWorldEnv:
             options=tuple(jvm_options),
         )
         self._slot: JVMSlot = self._pool.acquire()
+        self._held = [self._slot]
+        """The slot to give back, even when the instance is dropped without ``close()``."""
+        self._finalizer = weakref.finalize(self, _give_back, self._pool, self._held)
         self._task: SciWorldTask | None = None
         self._list_actions = False
         self._score = 0
@@ -173,6 +181,7 @@ class SciWorldEnv:
         if self._pool.needs_move(self._slot):
             # Its JVM is spent (recycled) or dead: play the next episode in another one.
             old, self._slot = self._slot, self._pool.acquire()
+            self._held[0] = self._slot
             self._pool.release(old)
         self._slot.load(task.name, variation, simplifications)
         look = self._slot.call("step", "look around")
@@ -221,7 +230,7 @@ class SciWorldEnv:
 
     def close(self) -> None:
         self._closed = True
-        self._pool.release(self._slot)
+        self._finalizer()
 
     # -- helpers ----------------------------------------------------------------
 

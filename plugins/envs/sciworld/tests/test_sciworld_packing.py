@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -109,6 +110,14 @@ def test_sessions_created_at_once_share_the_jvms_being_started(small_pool: JVMPo
         for slot in slots:
             small_pool.release(slot)
     assert small_pool.jvms() == []
+
+
+def test_an_instance_dropped_without_close_gives_its_place_back(small_pool: JVMPool) -> None:
+    env = SciWorldEnv(pool=small_pool)
+    jvm = env.jvm
+    del env
+    gc.collect()
+    assert small_pool.jvms() == [] and not jvm.alive
 
 
 def test_bad_pool_settings_say_what_to_do() -> None:
