@@ -6,6 +6,8 @@
   task, refused with the setting to change;
 * :func:`step_warning`: a warning for a step whose episodes mostly ended truncated or
   in an infra outcome;
+* :func:`open_env_pool`: the env servers of a trainer's rollout, from its ``url=``, ``processes=``,
+  ``backend=local|ray`` and ``address=`` settings;
 * :mod:`resumption`: what ``--resume RUN_DIR`` may change and how a run reopens;
 * :func:`preflight`, :func:`print_dry_run_checks`, :func:`env_servers`, :func:`recorded_run`:
   the lifecycle around a framework: checks before it starts, env servers while it runs,
@@ -13,6 +15,7 @@
 """
 
 from agenthub.training import resumption
+from agenthub.training.env_pools import open_env_pool
 from agenthub.training.launch_checks import Finding, LaunchRefused, LaunchReport, TokenLimits, check_launch
 from agenthub.training.lifecycle import (
     RunEnd,
@@ -49,6 +52,7 @@ __all__ = [
     "env_servers",
     "framework_problems",
     "gpu_available",
+    "open_env_pool",
     "preflight",
     "print_checks",
     "print_dry_run_checks",

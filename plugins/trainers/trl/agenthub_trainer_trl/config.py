@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from agenthub.config import RolloutBackendConfig
+from pydantic import ConfigDict, Field, model_validator
 
 DEFAULT_ENV = "trail"
 
@@ -27,11 +28,11 @@ MODEL_TURN_TOKENS = 256
 TINY_MODEL_ENTROPY_COEF = 0.01
 MODEL_ENTROPY_COEF = 0.0
 
-RESUMABLE_CHANGES = frozenset({"steps", "resume", "save_steps"})
+RESUMABLE_CHANGES = frozenset({"steps", "resume", "save_steps", "backend", "address"})
 """Settings a resumed run may change; any other difference is refused (it would be a different run)."""
 
 
-class TrlConfig(BaseModel):
+class TrlConfig(RolloutBackendConfig):
     """Everything ``agenthub run trainer=trl`` accepts; ``trl.KEY=V`` passes any other TRL setting through."""
 
     model_config = ConfigDict(extra="forbid")

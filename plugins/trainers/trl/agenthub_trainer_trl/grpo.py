@@ -26,7 +26,7 @@ from agenthub.rollout import (
     SamplingParams,
     build_horizon,
 )
-from agenthub.training import recorded_run
+from agenthub.training import open_env_pool, recorded_run
 
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.generate import ModelGenerator, VLLMGenerator
@@ -75,13 +75,8 @@ def stop_token_ids(tokenizer: Any, model: Any) -> list[int]:
 
 
 async def open_pool(config: TrlConfig) -> EnvPool:
-    urls = [config.url] if isinstance(config.url, str) else config.url
-    if urls:
-        return EnvPool.from_urls(urls, token=config.token, capacity=max(1, config.concurrency // len(urls) + 1))
-    overrides = {"token": config.token} if config.token else None
-    return await EnvPool.launch(
-        config.env, processes=config.processes, capacity=max(config.concurrency, 8), overrides=overrides
-    )
+    """The env servers: ``url=``, local processes, or (``backend=ray``) servers on a Ray cluster's nodes."""
+    return await open_env_pool(config)
 
 
 def grpo_settings(config: TrlConfig, output_dir: Path) -> dict[str, Any]:

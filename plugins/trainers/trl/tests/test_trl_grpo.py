@@ -172,3 +172,35 @@ def test_a_run_from_before_a_new_setting_resumes_with_its_default(tmp_path: Path
     assert store.path == tmp_path / "old" and suffix == "@r1"
     with pytest.raises(ConfigError, match=r"entropy_coef: 0\.01 -> 0\.5"):
         open_run(TrlConfig.model_validate({**old, "resume": str(tmp_path / "old"), "entropy_coef": 0.5}))
+
+
+def test_backend_ray_plays_the_steps_episodes_on_env_servers_that_ray_placed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The policy stays in this process; `backend=ray` sends only the env servers out, to a one-node
+    Ray started here (a cluster's nodes are tested in the root suite, tests/rollout/test_ray_cluster.py)."""
+    ray = pytest.importorskip("ray")
+    import agenthub.rollout.ray as ray_backend
+
+    pools: list[Any] = []
+    launch = ray_backend.launch_on_ray
+
+    async def recording_launch(*args: Any, **kwargs: Any) -> Any:  # the real one, remembered
+        pools.append(await launch(*args, **kwargs))
+        return pools[-1]
+
+    monkeypatch.setattr(ray_backend, "launch_on_ray", recording_launch)
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2)
+    try:
+        common = [f"{k}={v}" for k, v in SMALL.items()]
+        args = ["run", "trainer=trl", "steps=1", f"runs_dir={tmp_path}", "run_id=ray", "backend=ray", *common]
+        assert main(args) == 0
+        released = ray.available_resources().get("CPU")
+    finally:
+        ray.shutdown()
+    stored = trajectories(tmp_path / "ray")
+    assert len(stored) == 2 * 2 and all(t.outcome is not Outcome.ENV_ERROR for t in stored)
+    [pool] = pools
+    assert len(pool.endpoints) == 1 and pool.endpoints[0].client.token  # one node's server, behind a token
+    assert pool.actors == [] and released == 1.0  # stopped at the run's end: its CPU back to Ray
+    assert RunStore.existing(tmp_path / "ray").config()["backend"] == "ray"
