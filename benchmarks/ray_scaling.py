@@ -233,7 +233,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
 
 def section_lines(report: dict[str, Any] | None, results: Path, docs: Path) -> list[str]:
     """This benchmark's section of docs/benchmarks.md (benchmarks/summarize.py calls it)."""
-    lines = ["## 8. Ray backend: episodes/s against raylets", ""]
+    lines = ["## 9. Ray backend: episodes/s against raylets", ""]
     if report is None:
         return [*lines, "Not measured: ray_scaling.json is missing (`python benchmarks/ray_scaling.py`).", ""]
     settings, machine = report["settings"], report["machine"]

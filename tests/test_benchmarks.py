@@ -177,3 +177,20 @@ def test_agentgym_recipe_benchmark_quick_mode_runs_every_stage_and_writes_its_js
     assert (runs / "sft" / "tiny-model" / "tokenizer.json").is_file()  # built on the exported demonstrations
     assert f"corpus: {runs / 'sft.jsonl'}" in (runs / "sft" / "config.yaml").read_text()
     assert (tmp_path / "agentgym_recipe.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.ray_cluster
+def test_ray_scaling_benchmark_quick_mode_runs_on_a_real_cluster_and_renders_its_section(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ray_scaling import section_lines
+
+    run_benchmark("ray_scaling.py", "--quick", "--raylets", "1", "2", "--out", str(tmp_path), timeout=400)
+    report = json.loads((tmp_path / "ray_scaling.json").read_text())
+    for name, rows in report["series"].items():
+        assert [r["raylets"] for r in rows] == [1, 2], name
+        assert all(r["episodes_per_s"] > 0 and sum(r["episodes_per_node"]) == r["episodes"] for r in rows)
+        assert len(rows[1]["episodes_per_node"]) == 2 and rows[0]["speedup_over_one"] == 1.0
+    assert report["commit"] and report["settings"]["ray"]
+    assert (tmp_path / "ray_scaling.png").stat().st_size > 0
+    section = "\n".join(section_lines(report, tmp_path, tmp_path / "benchmarks.md"))
+    assert "## 9. Ray backend" in section and "| oracle | 2 |" in section
