@@ -120,7 +120,10 @@ def test_resume_refuses_options_that_change_the_run_and_names_their_stored_value
     conflict = agenthub("eval", "--resume", str(run_dir), "k=5", "split=train", cwd=tmp_path)
     assert conflict.returncode == 2
     assert "its config differs in k: 1 -> 5, split: None -> 'train'" in conflict.stderr
-    assert "only address, backend, concurrency, max_attempts, processes, progress, token, url may change" in conflict.stderr
+    assert (
+        "only address, backend, concurrency, max_attempts, processes, progress, token, url may change"
+        in conflict.stderr
+    )
     assert "k: 1" in (run_dir / "config.yaml").read_text()  # untouched
     same = agenthub("eval", "--resume", str(run_dir), "k=1", "concurrency=2", cwd=tmp_path)
     assert same.returncode == 0, same.stderr  # the stored value again, and how fast: both fine

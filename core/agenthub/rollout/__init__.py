@@ -3,7 +3,8 @@
 A trainer replaces its framework's rollout step with the hub executor:
 
 * :class:`Executor`, :class:`EpisodeRequest`, :func:`episode_requests`: many episodes at
-  once against a pool of env servers (:class:`EnvPool`);
+  once against a pool of env servers (:class:`EnvPool`); :func:`collect` runs them into a
+  :class:`RunStore` with progress and resume (what ``agenthub eval`` runs);
 * :class:`TokenPolicy` and its :class:`SamplingParams`, :class:`Generation`: a framework's
   ``generate(prompt_ids, sampling)`` as an agent whose turns keep their exact token ids;
   :func:`render`, :class:`ChatTemplateDeltas` and :class:`Message` tokenize chats the same way;
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 from agenthub.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from agenthub.rollout.collect import EpisodeSource, collect
     from agenthub.rollout.episode_loop import play_episode, terminal_outcome
     from agenthub.rollout.executor import EpisodeRequest, Executor, episode_requests
     from agenthub.rollout.horizon import FixedHorizon, LinearHorizon, StepwiseHorizon, build_horizon
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
         call_generate,
     )
     from agenthub.rollout.pool import EnvPool, NoHealthyEndpointError
+    from agenthub.rollout.progress import RunSummary
     from agenthub.rollout.store import CONFIG_FILE, RunStore, RunStoreError, new_run_id
     from agenthub.rollout.token_assembly import (
         ChatTemplateDeltas,
@@ -48,6 +51,8 @@ if TYPE_CHECKING:
 __getattr__ = lazy_exports(
     __name__,
     {
+        "EpisodeSource": ".collect",
+        "collect": ".collect",
         "play_episode": ".episode_loop",
         "terminal_outcome": ".episode_loop",
         "EpisodeRequest": ".executor",
@@ -66,6 +71,7 @@ __getattr__ = lazy_exports(
         "call_generate": ".policy",
         "EnvPool": ".pool",
         "NoHealthyEndpointError": ".pool",
+        "RunSummary": ".progress",
         "CONFIG_FILE": ".store",
         "RunStore": ".store",
         "RunStoreError": ".store",
@@ -85,6 +91,7 @@ __all__ = [
     "ContextLengthExceeded",
     "EnvPool",
     "EpisodeRequest",
+    "EpisodeSource",
     "Executor",
     "FixedHorizon",
     "GenerateFn",
@@ -95,12 +102,14 @@ __all__ = [
     "NoHealthyEndpointError",
     "RunStore",
     "RunStoreError",
+    "RunSummary",
     "SamplingParams",
     "StepwiseHorizon",
     "TokenEpisode",
     "TokenPolicy",
     "build_horizon",
     "call_generate",
+    "collect",
     "episode_requests",
     "new_run_id",
     "play_episode",
