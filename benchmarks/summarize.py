@@ -723,7 +723,10 @@ def search_section(search: Json | None) -> list[str]:
     return lines
 
 
-def webarena_section(web: Json | None) -> list[str]:
+WEBARENA_PLOT_ALT = "webarena env: step latency by concurrency, memory by open sessions and over create/close cycles"
+
+
+def webarena_section(web: Json | None, results: Path, docs: Path) -> list[str]:
     """The webarena env through the service (benchmarks/webarena_env.py)."""
     lines = ["## 7. WebArena env: a real browser per server", ""]
     if web is None:
@@ -750,8 +753,36 @@ def webarena_section(web: Json | None) -> list[str]:
         f"create/close cycles: processes {' -> '.join(str(p) for p in cycles.get('processes_first_last', []))}, "
         f"growth over the second half {cycles.get('growth_mb_second_half')} MB (noisy at this load).",
         "",
+        *webarena_cycle_reading(cycles.get("samples", []), memory.get("by_open_sessions", [])),
+        *image(results, docs, "webarena_env.png", WEBARENA_PLOT_ALT),
+        "",
     ]
     return lines
+
+
+def webarena_cycle_reading(samples: list[Json], by_open: list[Json]) -> list[str]:
+    """The create/close samples in one line, and the marginal cost of a session between the largest counts."""
+    if not samples:
+        return []
+    points = ", ".join(f"{s['tree_mb']:.0f} MB at cycle {s['cycle']}" for s in samples)
+    loads = [s["load_avg"] for s in samples if s.get("load_avg") is not None]
+    line = f"Process-tree memory every 100 cycles: {points}."
+    if loads:
+        line += f" Load average during the cycles {min(loads):.1f} to {max(loads):.1f}."
+    if len(by_open) >= 2:
+        a, b = by_open[-2], by_open[-1]
+        marginal = (b["tree_mb"] - a["tree_mb"]) / (b["open_sessions"] - a["open_sessions"])
+        line += (
+            f" Between {a['open_sessions']} and {b['open_sessions']} open sessions each one adds "
+            f"({b['tree_mb']} - {a['tree_mb']}) / {b['open_sessions'] - a['open_sessions']} = {marginal:.0f} MB."
+        )
+    growth = max(s["tree_mb"] for s in samples[len(samples) // 2 :]) - min(s["tree_mb"] for s in samples[1:])
+    if growth > 20:  # MB: more than the noise of one sample, so say so rather than call it flat
+        line += (
+            f" The samples after the first range over {growth:.0f} MB, so this run does not show memory flat;"
+            " whether something leaks per browser context stays open until a run on a quiet machine."
+        )
+    return [line, ""]
 
 
 def freshness_section(results: Path, learning_path: Path) -> list[str]:
@@ -835,7 +866,7 @@ def render(results: Path, docs: Path) -> str:
         *learning_section(learning, learning_path, how, docs),
         *engines_section(load(results, "vllm_vs_hf.json"), results, docs),
         *search_section(load(results, "search_retrieval.json")),
-        *webarena_section(load(results, "webarena_env.json")),
+        *webarena_section(load(results, "webarena_env.json"), results, docs),
         *sciworld_packing_section(results, docs),
         *ray_scaling_section(results, docs),
         *runs_section(run),
