@@ -7,6 +7,14 @@ so the HTTP protocol's rules hold as they are: at most ``max_sessions`` at once 
 HTTP request must carry ``Authorization: Bearer TOKEN`` (401 with a JSON error body otherwise).
 A refused tool call answers an MCP tool error whose text says what to do.
 
+A multi-player env (``players`` > 1, e.g. ``tictactoe``) is played through the same four tools,
+one MCP session playing every seat in turn (or one seat, with others played by whoever the client
+lets act): ``start_episode`` and ``act`` answer ``seat`` and ``seat_name``, the seat on turn
+(``null`` once the game is over), and ``act`` takes ``seat``, the seat that acts, which must be
+the one on turn; ``act`` also answers ``rewards``, every seat's reward for the step, and, on the
+step that ends the game, ``observations``, every seat's final observation. A single-player env's
+tools take no seat and answer none.
+
 Two ways to serve it:
 
 - ``agenthub mcp env=NAME`` (``EnvMCP.standalone``): MCP only, over stdio or streamable HTTP;
@@ -30,7 +38,7 @@ from agenthub.service.middleware import BearerTokenMiddleware
 from agenthub.service.sessions import ServiceError
 from agenthub.service.settings import ServiceSettings, apply_env_defaults
 from agenthub.specs import EnvSpec
-from agenthub.types import CreateSessionRequest, StepRequest
+from agenthub.types import CreateSessionRequest, EnvInfo, StepRequest
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
@@ -146,6 +154,41 @@ class EnvMCP:
             return ToolError(f"task {task_id!r} cannot start: {exc.message}; list_tasks shows the valid ids")
         return ToolError(exc.message)
 
+    # -- seats (multi-player envs) ---------------------------------------------
+
+    @property
+    def seat_names(self) -> list[str]:
+        """Each seat's name: the env's own (``EnvInfo.seats``), else ``seat N``."""
+        info = self.service.info
+        return list(info.seats or (f"seat {s}" for s in range(info.players)))
+
+    def _on_turn(self, seat: int | None) -> dict[str, Any]:
+        """A result's ``seat`` and ``seat_name``: the seat on turn, or null once the game is over."""
+        return {"seat": seat, "seat_name": None if seat is None else self.seat_names[seat]}
+
+    def _seat_refusal(self, session_id: str, seat: int | None) -> ToolError:
+        """A tool error for an act whose ``seat`` is missing, unknown or not on turn: it names the seat on turn."""
+        info = self.service.info
+        try:
+            session = self.service.table.get(session_id)
+        except ServiceError:
+            return ToolError(self._gone())
+        if session.done or session.seat is None:
+            return ToolError("the episode is over; call end_episode, or start_episode for a new one")
+        on_turn = session.seat
+        turn = f"it is seat {on_turn} ({self.seat_names[on_turn]})'s turn"
+        if seat is None:
+            return ToolError(
+                f"env {info.name!r} has {info.players} seats, so act needs `seat`, the seat that acts: {turn}; "
+                f"call act with seat={on_turn}"
+            )
+        if not 0 <= seat < info.players:
+            return ToolError(
+                f"seat {seat} does not exist (env {info.name!r} has seats 0 to {info.players - 1}); {turn}: "
+                f"call act with seat={on_turn}"
+            )
+        return ToolError(f"{turn}, not seat {seat} ({self.seat_names[seat]})'s: call act with seat={on_turn}")
+
     # -- tools --------------------------------------------------------------
 
     def _build(self) -> MCPServer[Any]:
@@ -157,7 +200,7 @@ class EnvMCP:
             version=info.version,
             instructions=(
                 f"{info.description}\n\nPlay it with start_episode, then act until the episode is done, then "
-                f"end_episode. Rules for the player:\n{info.instructions or ''}"
+                f"end_episode.{_seats_note(info)} Rules for the player:\n{info.instructions or ''}"
             ),
         )
 
@@ -196,24 +239,27 @@ class EnvMCP:
                 ) from None
             answer = orjson.loads(created)
             self.episodes[key] = answer["session_id"]
-            return {
+            started = {
                 "task_id": answer["task_id"],
                 "observation": answer["observation"],
                 "info": answer["info"],
                 "instructions": info.instructions,
                 "max_turns": info.default_max_turns,
             }
+            if info.multi_player:
+                started |= {"players": info.players, "seats": self.seat_names, **self._on_turn(answer.get("seat"))}
+            return started
 
-        @server.tool(description="Take one action (the reply text) in this session's episode.")
-        async def act(ctx: Context, action: str) -> dict[str, Any]:
-            session_id = self._running(self._key(ctx))
+        async def step(session_id: str, action: str, seat: int | None) -> dict[str, Any]:
             try:
-                stepped, _ = await service.step_session(session_id, StepRequest(action=action))
+                stepped, _ = await service.step_session(session_id, StepRequest(action=action, seat=seat))
             except ServiceError as exc:
                 if exc.code == "session_not_found":
                     raise ToolError(self._gone()) from None
                 if exc.code == "episode_done":
                     raise ToolError("the episode is over; call end_episode, or start_episode for a new one") from None
+                if exc.code in ("seat_required", "not_your_turn", "unknown_seat"):
+                    raise self._seat_refusal(session_id, seat) from None
                 failure = self._failure(session_id)
                 if failure is not None:
                     raise ToolError(
@@ -228,8 +274,28 @@ class EnvMCP:
                 session.done = True
                 reply["truncated"] = True
             reply["done"] = session.done
-            reply.pop("seat", None)
+            if info.multi_player:
+                reply |= self._on_turn(None if session.done else reply.get("seat"))
             return dict(reply)
+
+        if info.multi_player:
+            names = ", ".join(f"{s} ({name})" for s, name in enumerate(self.seat_names))
+
+            @server.tool(
+                name="act",
+                description=f"Take one action (the reply text) in this session's episode, as `seat`: {info.name} "
+                f"has {info.players} seats, {names}, and only the seat on turn may act. Every result names the "
+                "seat on turn next (`seat`, `seat_name`; null once the game is over) and every seat's reward "
+                "for the step (`rewards`, keyed by seat number).",
+            )
+            async def act_as_seat(ctx: Context, action: str, seat: int | None = None) -> dict[str, Any]:
+                return await step(self._running(self._key(ctx)), action, seat)
+
+        else:
+
+            @server.tool(description="Take one action (the reply text) in this session's episode.")
+            async def act(ctx: Context, action: str) -> dict[str, Any]:
+                return await step(self._running(self._key(ctx)), action, None)
 
         @server.tool(description="End this session's episode and free its place on the server.")
         async def end_episode(ctx: Context) -> dict[str, Any]:
@@ -292,6 +358,16 @@ class EnvMCP:
                 port = server.servers[0].sockets[0].getsockname()[1]
                 on_ready(f"http://{self.settings.host}:{port}{MCP_PATH}")
             await task
+
+
+def _seats_note(info: EnvInfo) -> str:
+    if not info.multi_player:
+        return ""
+    names = ", ".join(info.seats or (f"seat {s}" for s in range(info.players)))
+    return (
+        f" This env has {info.players} seats, numbered from 0 ({names}); each result "
+        "names the seat on turn (`seat`), and act takes that seat as its `seat` argument."
+    )
 
 
 class _EndingEpisodes:
