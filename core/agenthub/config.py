@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agenthub.errors import ConfigError, did_you_mean
 
@@ -20,6 +20,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 __all__ = [
+    "MultiPlayerConfig",
     "RolloutBackendConfig",
     "build_config",
     "check_rollout_backend",
@@ -56,6 +57,48 @@ def check_rollout_backend(config: RolloutBackendConfig, *, urls: object = None) 
         )
     if config.backend == "local" and config.address is not None:
         raise ConfigError(f"address={config.address!r} is a Ray cluster's address; add backend=ray to run on it")
+
+
+class MultiPlayerConfig(BaseModel):
+    """The keys that say who plays a multi-player env's seats, for every command and trainer that drives
+    the hub executor: inherit them, then turn them into the executor's ``opponents`` and ``seats`` with
+    :func:`agenthub.training.seating` (which refuses settings that do not fit the env).
+
+    ``seat``: the seat(s) the policy plays and, in training, learns from (default: seat 0).
+    ``opponent``: the agent of every other seat (``oracle``, ``random``, ...); without it the policy
+    plays every seat (self-play) and only ``seat``'s trajectories are trained on.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    seat: int | list[int] | None = Field(
+        default=None,
+        description="multi-player envs: the seat(s) the policy plays and learns from (seat=1, seat=[0,1]); default 0",
+    )
+    opponent: str | None = Field(
+        default=None,
+        description="multi-player envs: the agent of every other seat (oracle, random, ...); default: self-play",
+    )
+    opponent_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="settings for the opponent (opponent.KEY=...)"
+    )
+
+    @field_validator("seat")
+    @classmethod
+    def _seats_once(cls, seat: int | list[int] | None) -> int | list[int] | None:
+        seats = [seat] if isinstance(seat, int) else seat or []
+        if any(s < 0 for s in seats):
+            raise ValueError("seats are numbered from 0; use seat=0, seat=1, ...")
+        if isinstance(seat, list) and (not seat or len(set(seat)) != len(seat)):
+            raise ValueError("name each seat once, e.g. seat=[0,1]")
+        return seat
+
+    @property
+    def seats(self) -> list[int] | None:
+        """``seat`` as a list; None when not given."""
+        if self.seat is None:
+            return None
+        return [self.seat] if isinstance(self.seat, int) else list(self.seat)
 
 
 def parse_overrides(items: Iterable[str]) -> dict[str, Any]:

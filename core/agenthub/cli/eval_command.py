@@ -21,7 +21,7 @@ from pydantic import ConfigDict, Field
 from rich.console import Console
 from rich.table import Table
 
-from agenthub.config import RolloutBackendConfig, build_config, check_rollout_backend
+from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, build_config, check_rollout_backend
 from agenthub.errors import ConfigError
 from agenthub.evaluation import EvalReport, evaluate
 from agenthub.plugins import get_plugin_host
@@ -31,25 +31,21 @@ from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
 from agenthub.specs import EnvSpec
 from agenthub.training.resumption import check_resumable, reopen
+from agenthub.training.seating import seating
 from agenthub.types import EnvInfo, Task, TaskId, TaskList
 
 SHOWN_TASKS = 20
 
 
-class EvalConfig(RolloutBackendConfig):
+class EvalConfig(RolloutBackendConfig, MultiPlayerConfig):
+    """``seat``, ``opponent``, ``opponent.KEY``: multi-player envs (:class:`MultiPlayerConfig`); without
+    ``opponent`` the agent plays every seat and every seat is scored."""
+
     model_config = ConfigDict(extra="forbid")
 
     env: str
     agent: str = Field(default="oracle", description="a registered agent; 'oracle' is the env's own")
     agent_kwargs: dict[str, Any] = Field(default_factory=dict, description="settings for the agent (agent.KEY=...)")
-    opponent: str | None = Field(
-        default=None,
-        description="multi-player envs: the agent of every seat but `seat`; default: `agent` plays every seat",
-    )
-    opponent_kwargs: dict[str, Any] = Field(
-        default_factory=dict, description="settings for the opponent (opponent.KEY=...)"
-    )
-    seat: int = Field(default=0, ge=0, description="multi-player envs with an opponent: the seat `agent` plays")
     env_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="settings for the env servers this run starts (not used with url=)"
     )
@@ -126,22 +122,17 @@ def _opponents(config: EvalConfig, spec: EnvSpec) -> tuple[dict[int, Any], dict[
     """The agents of the seats ``agent`` does not play, and who plays each seat, by name."""
     names = list(spec.seats or (f"seat {s}" for s in range(spec.players)))
     if config.opponent is None:
-        if config.seat or config.opponent_kwargs:
+        # self-play: every seat is scored; an old run's stored seat=0 (the former default) means the same
+        if config.seats not in (None, [0]) or config.opponent_kwargs:
             raise ConfigError("seat= and opponent.KEY= go with opponent=NAME, the agent of the other seats")
         return {}, {s: f"{names[s]}: {config.agent}" for s in range(spec.players)}
-    if spec.players == 1:
-        raise ConfigError(f"env {spec.name!r} is single-player; opponent= is for multi-player envs (tictactoe, ...)")
-    if config.seat >= spec.players:
-        raise ConfigError(f"env {spec.name!r} has seats 0 to {spec.players - 1}; seat={config.seat} does not exist")
-    if config.backend == "ray":
+    if config.backend == "ray" and spec.players > 1:
         raise ConfigError("opponent= runs with backend=local only; leave backend=ray out to play against an opponent")
-    opponent_spec = get_plugin_host().agent_for(spec, config.opponent)
-    opponent = opponent_spec.make(**config.opponent_kwargs)
-    others = [s for s in range(spec.players) if s != config.seat]
+    seated = seating(config, spec.info())
     players = {
-        s: f"{names[s]}: {config.agent if s == config.seat else opponent_spec.name}" for s in range(spec.players)
+        s: f"{names[s]}: {config.agent if s not in seated.opponents else seated.opponent}" for s in range(spec.players)
     }
-    return dict.fromkeys(others, opponent), players
+    return seated.opponents, players
 
 
 @dataclass
@@ -183,7 +174,7 @@ def _provenance(config: EvalConfig, agent_name: str) -> dict[str, Any]:
     provenance: dict[str, Any] = {"agent": agent_name, "agent_kwargs": _public(config.agent_kwargs)}
     if config.opponent is not None:
         provenance |= {"opponent": config.opponent, "opponent_kwargs": _public(config.opponent_kwargs)}
-        provenance["agent_seat"] = config.seat
+        provenance["agent_seat"] = config.seat if config.seat is not None else 0
     return provenance
 
 

@@ -8,6 +8,9 @@
   in an infra outcome;
 * :func:`open_env_pool`: the env servers of a trainer's rollout, from its ``url=``, ``processes=``,
   ``backend=local|ray`` and ``address=`` settings;
+* :func:`seating`: who plays a multi-player env's seats, from a trainer's ``seat=``, ``opponent=`` and
+  ``opponent.KEY=`` settings (:class:`agenthub.config.MultiPlayerConfig`): the executor's ``opponents``
+  and ``seats``;
 * :mod:`resumption`: what ``--resume RUN_DIR`` may change and how a run reopens;
 * :func:`preflight`, :func:`print_dry_run_checks`, :func:`env_servers`, :func:`recorded_run`:
   the lifecycle around a framework: checks before it starts, env servers while it runs,
@@ -34,6 +37,7 @@ from agenthub.training.prerequisites import (
     framework_problems,
     gpu_available,
 )
+from agenthub.training.seating import Seating, opponent_spec, seating
 from agenthub.training.step_health import StepOutcomeLog, StepWarnings, step_warning
 
 __all__ = [
@@ -44,6 +48,7 @@ __all__ = [
     "LaunchRefused",
     "LaunchReport",
     "RunEnd",
+    "Seating",
     "StepOutcomeLog",
     "StepWarnings",
     "TokenLimits",
@@ -53,11 +58,13 @@ __all__ = [
     "framework_problems",
     "gpu_available",
     "open_env_pool",
+    "opponent_spec",
     "preflight",
     "print_checks",
     "print_dry_run_checks",
     "print_framework_problems",
     "recorded_run",
     "resumption",
+    "seating",
     "step_warning",
 ]
