@@ -27,7 +27,7 @@ from agenthub.errors import ConfigError
 from agenthub.specs import EnvSpec
 
 SESSIONS_METRIC = "agenthub_sessions_active"
-"""The gauge of sessions held that each server exports on /metrics (agenthub.service.metrics)."""
+"""The gauge of sessions held that each server exports on /metrics (agenthub.service.prometheus_metrics)."""
 
 
 @dataclass(frozen=True)

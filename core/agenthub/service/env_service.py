@@ -20,7 +20,7 @@ import orjson
 
 from agenthub.protocols import Environment, MultiPlayerEnvironment
 from agenthub.service.env_calls import EnvCalls
-from agenthub.service.metrics import ServiceMetrics
+from agenthub.service.prometheus_metrics import ServiceMetrics
 from agenthub.service.seats import check_seat, seat_reply, seat_reset
 from agenthub.service.sessions import ServiceError, Session, SessionTable, new_session_id
 from agenthub.service.settings import ServiceSettings

@@ -6,7 +6,7 @@
 * :mod:`~agenthub.viewer.runs` — which runs RUN_DIR holds, and their indexes;
 * :mod:`~agenthub.viewer.episode`, :mod:`~agenthub.viewer.tokens` — one episode, with token text when a
   local tokenizer is found;
-* :mod:`~agenthub.viewer.metrics` — learning-curve series from ``metrics.jsonl``;
+* :mod:`~agenthub.viewer.learning_curves` — learning-curve series from ``metrics.jsonl``;
 * :mod:`~agenthub.viewer.api` — the FastAPI app (``create_app``); ``static/`` — the page (vanilla JS,
   inline SVG charts);
 * :mod:`~agenthub.viewer.report` — the same page, self-contained, data embedded (``write_report``).

@@ -39,7 +39,7 @@ from agenthub.viewer import queries
 from agenthub.viewer.episode import episode_payload
 from agenthub.viewer.index import RunIndex
 from agenthub.viewer.indexer import BackgroundIndexer
-from agenthub.viewer.metrics import curves
+from agenthub.viewer.learning_curves import curves
 from agenthub.viewer.runs import RunCatalog, RunNotFoundError
 
 STATIC = Path(__file__).parent / "static"

@@ -25,7 +25,7 @@ import orjson
 from agenthub.errors import ConfigError
 from agenthub.viewer import queries
 from agenthub.viewer.episode import episode_payload
-from agenthub.viewer.metrics import curves
+from agenthub.viewer.learning_curves import curves
 from agenthub.viewer.runs import RunCatalog, RunInfo
 
 STATIC = Path(__file__).parent / "static"
