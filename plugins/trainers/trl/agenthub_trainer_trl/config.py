@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from agenthub.config import RolloutBackendConfig
+from agenthub.config import MultiPlayerConfig, RolloutBackendConfig
 from pydantic import ConfigDict, Field, model_validator
 
 DEFAULT_ENV = "trail"
@@ -32,8 +32,13 @@ RESUMABLE_CHANGES = frozenset({"steps", "resume", "save_steps", "backend", "addr
 """Settings a resumed run may change; any other difference is refused (it would be a different run)."""
 
 
-class TrlConfig(RolloutBackendConfig):
-    """Everything ``agenthub run trainer=trl`` accepts; ``trl.KEY=V`` passes any other TRL setting through."""
+class TrlConfig(RolloutBackendConfig, MultiPlayerConfig):
+    """Everything ``agenthub run trainer=trl`` accepts; ``trl.KEY=V`` passes any other TRL setting through.
+
+    On a multi-player env (``tictactoe``) the model plays ``seat`` (default 0) against ``opponent``
+    (default: itself, on every other seat) and learns from ``seat``'s trajectories only: GRPO takes
+    one trajectory per prompt, so one seat is trained.
+    """
 
     model_config = ConfigDict(extra="forbid")
 

@@ -26,7 +26,7 @@ from agenthub.rollout import (
     SamplingParams,
     build_horizon,
 )
-from agenthub.training import open_env_pool, recorded_run
+from agenthub.training import Seating, open_env_pool, recorded_run, seating
 
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.generate import ModelGenerator, VLLMGenerator
@@ -138,6 +138,7 @@ def build_trainer(
     if config.split not in info.splits:
         raise ConfigError(f"env {info.name!r} has no split {config.split!r}; it has: {', '.join(info.splits)}")
     ids = split_ids(runner.run(pool.endpoints[0].client.tasks(config.split)))
+    seated = seats_of(config, info)
     dataset = Dataset.from_dict(
         {"prompt": [task_prompt(Task(env=info.name, task_id=i, split=config.split)) for i in ids]}
     )
@@ -165,7 +166,14 @@ def build_trainer(
         max_attempts=config.max_attempts,
         episode_timeout_s=config.episode_timeout_s,
         key_suffix=key_suffix,
-        provenance={"trainer": "trl", "run_id": store.run_id, "model": config.model or TINY_MODEL_DIR},
+        provenance={
+            "trainer": "trl",
+            "run_id": store.run_id,
+            "model": config.model or TINY_MODEL_DIR,
+            **seated.provenance(),
+        },
+        opponents=seated.opponents,
+        seats=seated.seats,
     )
     trainer = GRPOTrainer(
         model=model,
@@ -186,6 +194,13 @@ def build_trainer(
     return trainer, rollout
 
 
+def seats_of(config: TrlConfig, info: EnvInfo, *, make_opponent: bool = True) -> Seating:
+    """Who plays which seat of a multi-player env (``seat=``, ``opponent=``); GRPO trains one seat."""
+    seated = seating(config, info, make_opponent=make_opponent)
+    seated.require_one_trajectory("TRL's GRPO")
+    return seated
+
+
 TrainerHook = Callable[[Any], None]
 
 
@@ -193,7 +208,8 @@ def run_grpo(config: TrlConfig, *, on_trainer: TrainerHook | None = None) -> int
     """Train; ``on_trainer(trainer)`` may inspect or extend the ``GRPOTrainer`` before it starts."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL 1.x; we know
     if config.url is None:
-        get_plugin_host().env(config.env)  # an unknown env fails here, with suggestions, before a run is made
+        # an unknown env, or seat=/opponent= that do not fit it, fail here, with suggestions, before a run is made
+        seats_of(config, get_plugin_host().env(config.env).info(), make_opponent=False)
     store, key_suffix = open_run(config)
     print(f"run directory: {store.path}", file=sys.stderr, flush=True)
     started = time.monotonic()

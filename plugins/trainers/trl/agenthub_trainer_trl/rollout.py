@@ -13,6 +13,10 @@ on are exactly the ones sampled. The answer is, per episode:
 * ``env_reward``, ``success``, ``turns``, ``max_turns`` (and ``kl_start``, see :mod:`.kl`): forwarded to
   the reward function, which logs them.
 
+On a multi-player env each episode is played by the model on its seat (and, in self-play, on the
+others) and by the opponent on the rest; the answer holds the trained seat's trajectory of each
+episode (:func:`agenthub.training.seating`), and only that seat's trajectories are stored.
+
 Episodes that failed for infrastructure reasons get reward None (TRL gives
 them no advantage) and an all-zero mask: they are never trained on. Every
 trajectory is also written to the run's store.
@@ -23,11 +27,11 @@ from __future__ import annotations
 import asyncio
 import statistics
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenthub import HorizonSchedule, Outcome, Task, Trajectory
+from agenthub import Agent, HorizonSchedule, Outcome, Task, Trajectory
 from agenthub.rollout import EnvPool, EpisodeRequest, Executor, GenerateFn, RunStore, SamplingParams, TokenPolicy
 from agenthub.training import StepWarnings
 
@@ -86,6 +90,13 @@ def rollout_batch(trajectories: Sequence[Trajectory], *, pad_token_id: int) -> d
     return batch
 
 
+def request_key(trajectory: Trajectory) -> str:
+    """The key of the request that played ``trajectory``: a seat's trajectory adds ``/seat<N>`` to it."""
+    key = trajectory.key or ""
+    suffix = f"/seat{trajectory.seat}"
+    return key[: -len(suffix)] if trajectory.seat is not None and key.endswith(suffix) else key
+
+
 def step_stats(step: int, max_turns: int, trajectories: Sequence[Trajectory]) -> StepStats:
     stats = StepStats(step=step, max_turns=max_turns)
     for t in trajectories:
@@ -125,7 +136,10 @@ class HubRollout:
         key_suffix: str = "",
         provenance: dict[str, Any] | None = None,
         start_kl: StartKL | None = None,
+        opponents: Mapping[int, Agent] | None = None,
+        seats: Container[int] | None = None,
     ) -> None:
+        """``opponents`` and ``seats`` (multi-player envs): as :class:`Executor` takes them, one seat kept."""
         self.runner = runner
         self.pool = pool
         self.tokenizer = tokenizer
@@ -141,6 +155,8 @@ class HubRollout:
         self.key_suffix = key_suffix
         self.provenance = provenance or {}
         self.start_kl = start_kl
+        self.opponents = dict(opponents or {})
+        self.seats = seats
         self.pad_token_id = int(
             tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         )
@@ -166,6 +182,8 @@ class HubRollout:
                 max_attempts=self.max_attempts,
                 episode_timeout_s=self.episode_timeout_s,
                 provenance=self.provenance,
+                opponents=self.opponents,
+                seats=self.seats,
             )
         return self.executor
 
@@ -179,7 +197,10 @@ class HubRollout:
             task = Task.model_validate_json(prompt).model_copy(update={"max_turns": max_turns})
             requests.append(EpisodeRequest(f"{step}/{self._calls}/{i}{self.key_suffix}", task))
         finished = self.runner.run(self._collect(executor, requests))
-        by_key = {t.key: t for t in finished}
+        # one trajectory per request: a multi-player episode's kept seat is keyed "<request key>/seat<N>"
+        by_key = {request_key(t): t for t in finished}
+        if len(by_key) != len(finished):
+            raise RuntimeError("more than one trajectory per episode reached the rollout; train one seat (seat=N)")
         ordered = [by_key[r.key] for r in requests]
         # TRL's global_step counts finished optimizer steps; this batch trains step + 1, the number the
         # live line and the summary show for it.

@@ -23,8 +23,11 @@ def plan(config: TrlConfig) -> str:
     if config.mode == "sft":
         return f"SFT of {model} on {config.dataset} for {config.epochs:g} epochs; run directory: {where}"
     horizon = "the env's turn limit" if config.horizon is None else f"horizon {config.horizon}"
+    seats = ""
+    if config.seat is not None or config.opponent is not None:
+        seats = f", seat {config.seat if config.seat is not None else 0} against {config.opponent or 'itself'}"
     return (
-        f"GRPO of {model} on env {config.env!r} (split {config.split}): {config.steps} steps of "
+        f"GRPO of {model} on env {config.env!r} (split {config.split}{seats}): {config.steps} steps of "
         f"{config.tasks_per_step} tasks x {config.num_generations} episodes, {horizon}, "
         f"{'vLLM' if config.use_vllm else 'transformers'} generation; run directory: {where}"
     )
