@@ -17,6 +17,14 @@ tokenizer:
 * **the rewards**: every step's reward is a finite number, and a won episode
   earns a reward above zero, or there is nothing to learn from.
 
+A multi-player env (``tictactoe``) is checked as a trainer plays it, one policy
+on every seat: the oracle plays every seat, and the actions are measured seat by
+seat, the cut oracle on one seat against the oracle on the others; a seat that
+no longer finishes the game as well (win, draw, loss) or scores less refuses
+``max_tokens``. Every reward must be a finite number (a seat's result comes from
+its return, so there is no won game without a reward to check), and the longest
+seat's side of the finished game is measured against the context.
+
 A refusal names the setting to change and the value that would pass. What is
 worth knowing but not fatal (a winning episode longer than the context, more
 turns than the horizon allows) comes back as a warning.
@@ -33,6 +41,7 @@ from typing import Any
 from agenthub.errors import ConfigError, EnvServerUnavailableError
 from agenthub.protocols import Agent, AgentEpisode
 from agenthub.rollout.episode_loop import play_episode
+from agenthub.rollout.seated_play import SeatedEpisodePlay
 from agenthub.rollout.token_assembly import ChatTemplateDeltas, TokenAssembler
 from agenthub.service.client import EnvClient
 from agenthub.types import AgentReply, EnvInfo, Observation, Outcome, Task, TaskId, TaskList, Trajectory
@@ -98,6 +107,8 @@ class LaunchReport:
     cut_outcome: str | None = None
     findings: list[Finding] = field(default_factory=list)
     skipped: str | None = None
+    multi_player: bool = False
+    """The env has seats: the oracle played every seat, and ``oracle_turns`` counts the game's steps."""
 
     @property
     def problems(self) -> list[Finding]:
@@ -122,7 +133,8 @@ class LaunchReport:
         if self.action_tokens is not None:
             measured.append(f"longest action {self.action_tokens} tokens")
         if self.episode_tokens is not None:
-            measured.append(f"a winning episode {self.episode_tokens} tokens in {self.oracle_turns} turns")
+            episode = "a seat's side of a finished game" if self.multi_player else "a winning episode"
+            measured.append(f"{episode} {self.episode_tokens} tokens in {self.oracle_turns} turns")
         return f"checks before launch {verdict} ({self._where()}: {', '.join(measured)})"
 
     def _where(self) -> str:
@@ -221,6 +233,11 @@ async def _check(
             return report
         name, agent = oracle
         report.played_with = f"the oracle {name!r}"
+        if info.multi_player:
+            report.multi_player = True
+            report.played_with += f" on all {info.players} seats"
+            await _check_seats(client, info, task, agent, report, limits, deltas, tokenizer, max_turns)
+            return report
         full = await play_episode(client, agent, task, env_info=info)
         cut = await play_episode(client, _CutActions(agent, tokenizer, limits.max_tokens), task, env_info=info)
         _check_actions(report, limits, tokenizer, full, cut)
@@ -375,20 +392,34 @@ def _check_episode(
     max_turns: int,
 ) -> None:
     """How long the oracle's episode is in tokens and turns: a warning when the run's limits cut it short."""
-    if full.outcome is not Outcome.SUCCESS or not all(isinstance(t.action, str) for t in full.turns):
+    if full.outcome is not Outcome.SUCCESS:
         return
-    assembler = TokenAssembler(deltas, full.first_observation, max_context=1 << 40)
-    for i, turn in enumerate(full.turns):
-        if i:
-            assembler.add_env_turn(full.turns[i - 1].observation)
-        assembler.add_model_turn([*_encode(tokenizer, str(turn.action)), deltas.assistant_close[0]], None)
-    report.episode_tokens, report.oracle_turns = len(assembler.trace), len(full.turns)
-    response = len(assembler.trace.response_ids)
+    _measure_episode(
+        report, limits, deltas, tokenizer, full, len(full.turns), max_turns, "the oracle's winning episode", "won"
+    )
+
+
+def _measure_episode(
+    report: LaunchReport,
+    limits: TokenLimits,
+    deltas: ChatTemplateDeltas,
+    tokenizer: Any,
+    full: Trajectory,
+    turns: int,
+    max_turns: int,
+    what: str,
+    end: str,
+) -> None:
+    """``full``'s tokens (as one policy's context holds them) and ``turns`` against the run's limits: warnings."""
+    if not all(isinstance(t.action, str) for t in full.turns):
+        return
+    report.episode_tokens, response = _episode_tokens(deltas, tokenizer, full)
+    report.oracle_turns = turns
     if limits.max_context is not None and report.episode_tokens > limits.max_context:
         report.findings.append(
             Finding(
                 limits.max_context_key,
-                f"the oracle's winning episode takes {report.episode_tokens} tokens over {report.oracle_turns} "
+                f"{what} takes {report.episode_tokens} tokens over {len(full.turns)} "
                 f"turns, more than {limits.max_context_key}={limits.max_context}: episodes like it end truncated. "
                 f"Consider {limits.max_context_key}>={report.episode_tokens}",
                 refuse=False,
@@ -398,20 +429,124 @@ def _check_episode(
         report.findings.append(
             Finding(
                 limits.max_response_key,
-                f"the oracle's winning episode takes {response} tokens after the prompt, more than "
+                f"{what} takes {response} tokens after the prompt, more than "
                 f"{limits.max_response_key}={limits.max_response}: episodes like it end truncated. "
                 f"Consider {limits.max_response_key}>={response}",
                 refuse=False,
             )
         )
-    if report.oracle_turns > max_turns:
+    if turns > max_turns:
         report.findings.append(
             Finding(
                 "horizon",
-                f"the oracle needs {report.oracle_turns} turns on task {report.task_id} but the run allows at most "
-                f"{max_turns}: such tasks cannot be won. Raise the horizon if that is not intended",
+                f"the oracle needs {turns} turns on task {report.task_id} but the run allows at most "
+                f"{max_turns}: such tasks cannot be {end}. Raise the horizon if that is not intended",
                 refuse=False,
             )
+        )
+
+
+def _episode_tokens(deltas: ChatTemplateDeltas, tokenizer: Any, full: Trajectory) -> tuple[int, int]:
+    """``full`` as one policy's context holds it: all its tokens, and those after the first prompt."""
+    assembler = TokenAssembler(deltas, full.first_observation, max_context=1 << 40)
+    for i, turn in enumerate(full.turns):
+        if i:
+            assembler.add_env_turn(full.turns[i - 1].observation)
+        assembler.add_model_turn([*_encode(tokenizer, str(turn.action)), deltas.assistant_close[0]], None)
+    return len(assembler.trace), len(assembler.trace.response_ids)
+
+
+# -- multi-player envs -----------------------------------------------------------------
+
+RESULT_RANK = {"win": 2, "draw": 1, "loss": 0}
+"""How well a seat finished; a game that did not finish (truncated, failed) ranks below a loss."""
+
+
+async def _play_seats(client: EnvClient, agents: Mapping[int, Agent], task: Task, info: EnvInfo) -> SeatedEpisodePlay:
+    play = SeatedEpisodePlay(agents, task, info)
+    await play.play(client)
+    return play
+
+
+def _seat_trajectories(play: SeatedEpisodePlay, client: EnvClient) -> list[Trajectory]:
+    return play.trajectories(endpoint=client.base_url, provenance={}, key="launch-check")
+
+
+def _how(trajectory: Trajectory) -> str:
+    return trajectory.seat_result or trajectory.outcome.value
+
+
+async def _check_seats(
+    client: EnvClient,
+    info: EnvInfo,
+    task: Task,
+    oracle: Agent,
+    report: LaunchReport,
+    limits: TokenLimits,
+    deltas: ChatTemplateDeltas,
+    tokenizer: Any,
+    max_turns: int | None,
+) -> None:
+    """The oracle on every seat; then, seat by seat, the cut oracle on it against the oracle on the others."""
+    seats = range(info.players)
+    names = info.seats or [f"seat {s}" for s in seats]
+    full_play = await _play_seats(client, dict.fromkeys(seats, oracle), task, info)
+    full = _seat_trajectories(full_play, client)
+    report.oracle_outcome = ", ".join(f"{names[t.seat or 0]} {_how(t)}" for t in full)
+    cut_oracle = _CutActions(oracle, tokenizer, limits.max_tokens)
+    lengths = [
+        (len(_encode(tokenizer, text)), text) for t in full for turn in t.turns if (text := _action_text(turn.action))
+    ]
+    if lengths:
+        report.action_tokens, report.longest_action = max(lengths)
+        worse: list[str] = []
+        cut_how: list[str] = []
+        for seat in seats:
+            agents: dict[int, Agent] = {s: cut_oracle if s == seat else oracle for s in seats}
+            cut = _seat_trajectories(await _play_seats(client, agents, task, info), client)[seat]
+            cut_how.append(f"{names[seat]} {_how(cut)}")
+            kept = RESULT_RANK.get(cut.seat_result or "", -1) >= RESULT_RANK.get(full[seat].seat_result or "", -1)
+            if not kept or cut.reward < full[seat].reward:
+                worse.append(
+                    f"seat {seat} ({names[seat]}) ends {_how(cut)} with return {cut.reward:g} instead of "
+                    f"{_how(full[seat])} with {full[seat].reward:g}"
+                )
+        report.cut_outcome = ", ".join(cut_how)
+        if worse:
+            report.findings.append(
+                Finding(
+                    limits.max_tokens_key,
+                    f"{limits.max_tokens_key}={limits.max_tokens} cannot hold the env's actions: the oracle's actions "
+                    f"take up to {report.action_tokens} tokens ({report.longest_action!r}) with this model's "
+                    f"tokenizer, and with each action cut to {limits.max_tokens} token(s), the oracle playing one seat "
+                    f"against the oracle on the others: {'; '.join(worse)}. Set {limits.max_tokens_key}>="
+                    f"{report.action_tokens} (more if the model thinks before it acts)",
+                    refuse=True,
+                )
+            )
+    bad = [turn.reward for t in full for turn in t.turns if not math.isfinite(turn.reward)]
+    if bad:
+        report.findings.append(
+            Finding(
+                "env",
+                f"env {info.name!r} answered rewards that are not finite numbers ({bad[:3]}); training needs a "
+                "number at every step. Fix the env (or its env_kwargs) before training on it",
+                refuse=True,
+            )
+        )
+    if full_play.ended:
+        # Each seat's model holds its own side of the game; the horizon counts the game's steps, all seats.
+        longest = max(full, key=lambda t: _episode_tokens(deltas, tokenizer, t)[0])
+        _measure_episode(
+            report,
+            limits,
+            deltas,
+            tokenizer,
+            longest,
+            full_play.steps,
+            max_turns or info.default_max_turns,
+            f"seat {longest.seat} ({names[longest.seat or 0]})'s side of the oracle's finished game",
+            "finished",
         )
 
 
