@@ -13,7 +13,8 @@
   and ``seats``;
 * :mod:`resumption`: what ``--resume RUN_DIR`` may change and how a run reopens;
 * :func:`preflight`, :func:`print_dry_run_checks`, :func:`env_servers`, :func:`recorded_run`:
-  the lifecycle around a framework: checks before it starts, env servers while it runs,
+  the lifecycle around a framework: checks before it starts, env servers while it runs (here, or
+  with ``backend=ray`` on a Ray cluster's nodes),
   the run's end status (finished, failed, interrupted) in the run store.
 """
 
@@ -22,6 +23,7 @@ from agenthub.training.env_pools import open_env_pool
 from agenthub.training.launch_checks import Finding, LaunchRefused, LaunchReport, TokenLimits, check_launch
 from agenthub.training.lifecycle import (
     RunEnd,
+    ServerUrls,
     env_servers,
     preflight,
     print_checks,
@@ -49,6 +51,7 @@ __all__ = [
     "LaunchReport",
     "RunEnd",
     "Seating",
+    "ServerUrls",
     "StepOutcomeLog",
     "StepWarnings",
     "TokenLimits",

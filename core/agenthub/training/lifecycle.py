@@ -2,18 +2,22 @@
 
 Before a run: the framework's prerequisites and the launch checks, printed and, when they
 refuse, raised (:func:`preflight`; in a dry run :func:`print_dry_run_checks`, as comments).
-During it: env servers started for the run when no ``url`` names running ones
-(:func:`env_servers`). At its end: the run store records how it ended, ``finished``,
-``failed`` or ``interrupted`` (Ctrl-C), with the trainer's summary (:func:`recorded_run`).
+During it: env servers started for the run when no ``url`` names running ones, here or, with
+``backend=ray``, on a Ray cluster's nodes (:func:`env_servers`). At its end: the run store records
+how it ended, ``finished``, ``failed`` or ``interrupted`` (Ctrl-C), with the trainer's summary
+(:func:`recorded_run`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import secrets
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
+from agenthub.config import RolloutBackendConfig, check_rollout_backend
 from agenthub.rollout.store import RunStore
 from agenthub.training.launch_checks import LaunchReport
 from agenthub.training.prerequisites import FrameworkNeeds, check_framework, framework_problems
@@ -91,15 +95,41 @@ def recorded_run(
         store.finish(summary() if callable(summary) else summary, status=end.status)
 
 
+class ServerUrls(list[str]):
+    """The env servers' URLs of a run (a list), and the bearer token they answer to (``token``)."""
+
+    def __init__(self, urls: Iterable[str], token: str | None) -> None:
+        super().__init__(urls)
+        self.token = token
+
+
 @contextlib.contextmanager
 def env_servers(
-    env: str, urls: Sequence[str] | None, *, processes: int, max_sessions: int, token: str | None = None
-) -> Iterator[list[str]]:
+    env: str,
+    urls: Sequence[str] | None,
+    *,
+    processes: int,
+    max_sessions: int,
+    token: str | None = None,
+    backend: RolloutBackendConfig | None = None,
+) -> Iterator[ServerUrls]:
     """The env servers' URLs for the length of a run: ``urls`` when given (servers that run
     elsewhere), else those of ``processes`` local ``agenthub serve`` servers, started here (at
-    once) and stopped when the run ends, however it ends."""
+    once) and stopped when the run ends, however it ends.
+
+    With ``backend=ray`` (a trainer's :class:`~agenthub.config.RolloutBackendConfig`) the servers
+    are placed on the Ray cluster at ``backend.address`` instead: ``processes`` on every node with
+    room, listening on the node's address, so that the framework's workers on any node reach them;
+    they answer to ``token``, or to a new random one (the URLs' ``token``: hand that to the workers),
+    and are stopped when the run ends."""
+    if backend is not None:
+        check_rollout_backend(backend, urls=urls)
     if urls:
-        yield list(urls)
+        yield ServerUrls(urls, token)
+        return
+    if backend is not None and backend.backend == "ray":
+        with _ray_env_servers(env, backend.address, processes, max_sessions, token) as placed:
+            yield placed
         return
     from agenthub.service.launcher import start_local_servers  # uvicorn: only for a run that serves envs
 
@@ -108,7 +138,32 @@ def env_servers(
         overrides["token"] = token
     servers = start_local_servers(env, processes, overrides=overrides)
     try:
-        yield [server.url for server in servers]
+        yield ServerUrls([server.url for server in servers], token)
     finally:
         for server in servers:
             server.stop()
+
+
+@contextlib.contextmanager
+def _ray_env_servers(
+    env: str, address: str | None, processes: int, max_sessions: int, token: str | None
+) -> Iterator[ServerUrls]:
+    """``env``'s servers on the Ray cluster's nodes (:func:`agenthub.rollout.ray.launch_on_ray`), one event
+    loop from start to stop (the pool's clients belong to it)."""
+    from agenthub.rollout.ray import launch_on_ray  # Ray: only for a run that asks for it
+
+    token = token or secrets.token_urlsafe(24)
+    with asyncio.Runner() as runner:
+        pool = runner.run(
+            launch_on_ray(
+                env,
+                address=address,
+                processes_per_node=processes,
+                capacity=max_sessions,
+                overrides={"token": token, "max_sessions": max_sessions},
+            )
+        )
+        try:
+            yield ServerUrls([endpoint.url for endpoint in pool.endpoints], token)
+        finally:
+            runner.run(pool.close())
