@@ -8,11 +8,11 @@ HTTP request must carry ``Authorization: Bearer TOKEN`` (401 with a JSON error b
 A refused tool call answers an MCP tool error whose text says what to do.
 
 A multi-player env (``players`` > 1, e.g. ``tictactoe``) is played through the same four tools,
-one MCP session playing every seat in turn: ``start_episode`` and ``act`` answer ``seat`` and ``seat_name``, the seat on turn
-(``null`` once the game is over), and ``act`` takes ``seat``, the seat that acts, which must be
-the one on turn; ``act`` also answers ``rewards``, every seat's reward for the step, and, on the
-step that ends the game, ``observations``, every seat's final observation. A single-player env's
-tools take no seat and answer none.
+one MCP session playing every seat in turn: ``start_episode`` and ``act`` answer ``seat`` and
+``seat_name``, the seat on turn (``null`` once the game is over), and ``act`` takes ``seat``, the
+seat that acts, which must be the one on turn; ``act`` also answers ``rewards``, every seat's
+reward for the step, and, on the step that ends the game, ``observations``, every seat's final
+observation. A single-player env's tools take no seat and answer none.
 
 Two ways to serve it:
 
