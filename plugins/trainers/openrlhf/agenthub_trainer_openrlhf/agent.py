@@ -37,7 +37,7 @@ from agenthub.rollout import (
     SamplingParams,
     TokenPolicy,
 )
-from agenthub.training import StepOutcomeLog
+from agenthub.training import Seating, StepOutcomeLog, seating
 from openrlhf.utils.agent import AgentExecutorBase
 from pydantic import ValidationError
 
@@ -86,6 +86,7 @@ class HubAgentExecutor(AgentExecutorBase):  # type: ignore[misc]  # OpenRLHF is 
         self.steps = RolloutSteps(self.settings.episodes_per_step)
         self._pool: EnvPool | None = None
         self._info: EnvInfo | None = None
+        self._seating: Seating | None = None
         self._opening: asyncio.Lock | None = None
         self._count = itertools.count()
         # Unique across OpenRLHF's vLLM actors (processes, possibly on several nodes).
@@ -112,6 +113,12 @@ class HubAgentExecutor(AgentExecutorBase):  # type: ignore[misc]  # OpenRLHF is 
                         f"the env servers at {', '.join(s.urls)} serve {info.name!r}, not {s.env!r}; "
                         "check url= or env= of `agenthub run trainer=openrlhf`"
                     )
+                try:  # who plays which seat: checked at launch, built here (the opponent lives in this actor)
+                    self._seating = seating(s, info)
+                    self._seating.require_one_trajectory("OpenRLHF")
+                except BaseException:
+                    await pool.close()
+                    raise
                 self._pool, self._info = pool, info
             return self._pool, self._info
 
@@ -142,16 +149,20 @@ class HubAgentExecutor(AgentExecutorBase):  # type: ignore[misc]  # OpenRLHF is 
             system_prompt=self.settings.system_prompt,
             name="openrlhf",
         )
+        seated = self._seating
+        assert seated is not None  # set with the pool
         executor = Executor(
             pool,
             policy,
             concurrency=1,
             max_attempts=self.settings.max_attempts,
             episode_timeout_s=self.settings.episode_timeout_s,
-            provenance={"trainer": "openrlhf", **self.settings.provenance},
+            provenance={"trainer": "openrlhf", **self.settings.provenance, **seated.provenance()},
+            opponents=seated.opponents,
+            seats=seated.seats,
         )
         request = EpisodeRequest(f"{self._key_prefix}/{next(self._count)}", task)
-        trajectory = await executor.run_one(request, info)
+        [trajectory] = await executor.run_episode(request, info)  # a multi-player episode: the trained seat's
         if self.store is not None:
             self.store.write(trajectory)
         self.step_log.add(trajectory)

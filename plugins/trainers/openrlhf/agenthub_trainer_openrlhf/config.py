@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 Estimator = Literal["group_norm", "dr_grpo", "rloo", "reinforce_baseline", "reinforce", "gae"]
 
@@ -26,9 +27,12 @@ def visible_gpus() -> int:
     return max(1, int(torch.cuda.device_count()))
 
 
-class OpenRlhfConfig(BaseModel):
+class OpenRlhfConfig(RolloutBackendConfig, MultiPlayerConfig):
     """Everything ``agenthub run trainer=openrlhf`` accepts; ``openrlhf.KEY=V`` passes any other flag through
-    (``openrlhf.ds.zero_stage=3`` becomes ``--ds.zero_stage 3``; ``true`` a bare flag, ``false`` drops one)."""
+    (``openrlhf.ds.zero_stage=3`` becomes ``--ds.zero_stage 3``; ``true`` a bare flag, ``false`` drops one).
+
+    ``backend=ray [address=...]``: the env servers on a Ray cluster's nodes, where every vLLM actor reaches
+    them; ``seat=``, ``opponent=``: multi-player envs, one trained seat per episode (a group's samples)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -101,10 +105,12 @@ class OpenRlhfConfig(BaseModel):
             schedule(self.horizon)  # a bad kind or setting is refused here, not inside a vLLM actor
         if self.filter_range[0] >= self.filter_range[1]:
             raise ValueError(f"filter_range must be [low, high] with low < high, got {list(self.filter_range)}")
-        if self.ray_address is not None and self.url is None:
+        check_rollout_backend(self, urls=self.url)
+        if self.ray_address is not None and self.url is None and self.backend != "ray":
             raise ValueError(
                 "ray_address= runs OpenRLHF's vLLM actors on other nodes, which cannot reach env servers started "
-                "here on 127.0.0.1; start env servers the cluster can reach and pass url=[...]"
+                "here on 127.0.0.1; add backend=ray [address=...] to start them on the cluster's nodes, or start "
+                "env servers the cluster can reach and pass url=[...]"
             )
         return self
 

@@ -185,12 +185,22 @@ class Launch:
 
 
 def build_launch(
-    config: OpenRlhfConfig, run_dir: Path, *, urls: Sequence[str], task_ids: Sequence[TaskId], run_id: str
+    config: OpenRlhfConfig,
+    run_dir: Path,
+    *,
+    urls: Sequence[str],
+    task_ids: Sequence[TaskId],
+    run_id: str,
+    token: str | None = None,
 ) -> Launch:
+    """``token``: the env servers' (default: ``config.token``; ``backend=ray`` servers have their own)."""
     settings = AgentSettings(
         env=config.env,
         urls=list(urls),
-        token=config.token,
+        token=token if token is not None else config.token,
+        seat=config.seat,
+        opponent=config.opponent,
+        opponent_kwargs=config.opponent_kwargs,
         max_tokens=config.max_tokens,
         max_attempts=config.max_attempts,
         episode_timeout_s=config.episode_timeout_s,

@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from agenthub import ConfigError
-from agenthub.config import describe_validation_error
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from agenthub.config import MultiPlayerConfig, describe_validation_error
+from pydantic import ConfigDict, Field, ValidationError
 
 SETTINGS_ENV = "AGENTHUB_OPENRLHF_SETTINGS"
 
 
-class AgentSettings(BaseModel):
-    """The agent module's settings: where the env servers are and how episodes run."""
+class AgentSettings(MultiPlayerConfig):
+    """The agent module's settings: where the env servers are and how episodes run (``seat``,
+    ``opponent``, ``opponent_kwargs``: who plays a multi-player env's seats, each actor building the opponent)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from agenthub import ConfigError, SyncEnvClient, TaskId, TaskList, get_plugin_host
+from agenthub import ConfigError, EnvInfo, SyncEnvClient, TaskId, TaskList, get_plugin_host
 from agenthub.config import validate_config
 from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import env_servers, preflight, print_dry_run_checks, recorded_run
+from agenthub.training import Seating, env_servers, preflight, print_dry_run_checks, recorded_run, seating
 
 from agenthub_trainer_openrlhf.checks import NEEDS, launch_checks
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig
@@ -52,6 +52,20 @@ def task_ids(config: OpenRlhfConfig) -> list[TaskId]:
     return ids[: config.tasks] if config.tasks else ids
 
 
+def seats_of(config: OpenRlhfConfig) -> Seating:
+    """Who plays which seat (``seat=``, ``opponent=``), checked against the env before anything starts;
+    OpenRLHF takes one trajectory per prompt sample, so one seat is trained."""
+    info: EnvInfo
+    if config.urls:
+        with SyncEnvClient(config.urls[0], token=config.token) as client:
+            info = client.info()
+    else:
+        info = get_plugin_host().env(config.env).info()
+    seated = seating(config, info, make_opponent=False)
+    seated.require_one_trajectory("OpenRLHF")
+    return seated
+
+
 def open_run(config: OpenRlhfConfig) -> RunStore:
     saved = config.model_dump(mode="json", exclude={"resume"})
     if config.resume is not None:
@@ -62,8 +76,10 @@ def open_run(config: OpenRlhfConfig) -> RunStore:
 def print_dry_run(settings: OpenRlhfConfig) -> int:
     """The resolved settings, the files and the exact command a run would write and start; writes nothing."""
     ids = task_ids(settings)
+    seats_of(settings)
     run_dir = Path(settings.resume or Path(settings.runs_dir) / (settings.run_id or new_run_id()))
-    urls = settings.urls or [f"<local {settings.env} server {i + 1}>" for i in range(settings.processes)]
+    where = "Ray node's" if settings.backend == "ray" else "local"
+    urls = settings.urls or [f"<{where} {settings.env} server {i + 1}>" for i in range(settings.processes)]
     launch = build_launch(settings, run_dir, urls=urls, task_ids=ids, run_id=run_dir.name)
     print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
     if settings.resume is None and settings.run_id is None:
@@ -89,6 +105,7 @@ class OpenRlhfTrainer:
 def launch(settings: OpenRlhfConfig) -> int:
     """Write the run's files, start the env servers and OpenRLHF, and wait for it (no checks: see ``run``)."""
     ids = task_ids(settings)
+    seats_of(settings)
     store = open_run(settings)
     print(f"run directory: {store.path}", flush=True)
     servers = env_servers(
@@ -97,9 +114,12 @@ def launch(settings: OpenRlhfConfig) -> int:
         processes=settings.processes,
         max_sessions=max(64, settings.samples_per_rollout),
         token=settings.token,
+        backend=settings,  # backend=ray: on the cluster's nodes, where every vLLM actor reaches them
     )
     with recorded_run(store, {"tasks": len(ids)}) as end, servers as urls:
-        plan = build_launch(settings, store.path.resolve(), urls=urls, task_ids=ids, run_id=store.run_id)
+        plan = build_launch(
+            settings, store.path.resolve(), urls=urls, task_ids=ids, run_id=store.run_id, token=urls.token
+        )
         plan.write_files()
         return end.exited(run_command(plan.command, {**os.environ, **plan.environment}))
 
