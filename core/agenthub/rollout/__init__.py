@@ -11,7 +11,9 @@ A trainer replaces its framework's rollout step with the hub executor:
 * :class:`RunStore`: the run directory (config, trajectories, metrics) that resume reads;
 * :func:`build_horizon`, :class:`FixedHorizon`: turn-limit schedules (``horizon.*``);
 * :func:`terminal_outcome`: the one rule for how an episode the env ended came out
-  (``info["won"]`` when given, else reward > 0), for a trainer that steps sessions itself.
+  (``info["won"]`` when given, else reward > 0), for a trainer that steps sessions itself;
+  :func:`env_failure` and :class:`EpisodeFailure`: the one rule for how a failed env call
+  ends it (``env_error``, ``timeout`` or ``agent_error``, and whether a fresh session may help).
 
 Every name loads on first use, so importing this package costs nothing. The modules
 behind it are private: import from ``agenthub.rollout``, not ``agenthub.rollout.policy``.
@@ -25,7 +27,7 @@ from agenthub.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from agenthub.rollout.collect import EpisodeSource, collect
-    from agenthub.rollout.episode_loop import play_episode, terminal_outcome
+    from agenthub.rollout.episode_loop import EpisodeFailure, env_failure, play_episode, terminal_outcome
     from agenthub.rollout.executor import EpisodeRequest, Executor, episode_requests
     from agenthub.rollout.horizon import FixedHorizon, LinearHorizon, StepwiseHorizon, build_horizon
     from agenthub.rollout.policy import (
@@ -53,6 +55,8 @@ __getattr__ = lazy_exports(
     {
         "EpisodeSource": ".collect",
         "collect": ".collect",
+        "EpisodeFailure": ".episode_loop",
+        "env_failure": ".episode_loop",
         "play_episode": ".episode_loop",
         "terminal_outcome": ".episode_loop",
         "EpisodeRequest": ".executor",
@@ -90,6 +94,7 @@ __all__ = [
     "ChatTokenizer",
     "ContextLengthExceeded",
     "EnvPool",
+    "EpisodeFailure",
     "EpisodeRequest",
     "EpisodeSource",
     "Executor",
@@ -110,6 +115,7 @@ __all__ = [
     "build_horizon",
     "call_generate",
     "collect",
+    "env_failure",
     "episode_requests",
     "new_run_id",
     "play_episode",

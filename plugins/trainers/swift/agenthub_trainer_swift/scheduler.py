@@ -32,6 +32,7 @@ from typing import Any
 from agenthub import EnvInfo, Outcome, Task, Trajectory, Turn
 from agenthub.rollout import (
     EnvPool,
+    EpisodeFailure,
     EpisodeRequest,
     Executor,
     Generation,
@@ -47,7 +48,7 @@ from swift.rollout import MultiTurnScheduler
 from agenthub_trainer_swift.generate import REQUEST_CONFIG, SwiftEngineGenerate, sampled_logprobs
 from agenthub_trainer_swift.horizon import StepClock, schedule
 from agenthub_trainer_swift.outputs import prompt_messages, rollout_infos, rollout_output
-from agenthub_trainer_swift.sessions import EnvSessions, EpisodeFailure, TurnEpisode
+from agenthub_trainer_swift.sessions import EnvSessions, TurnEpisode
 from agenthub_trainer_swift.settings import SchedulerSettings
 
 log = logging.getLogger("agenthub.swift")

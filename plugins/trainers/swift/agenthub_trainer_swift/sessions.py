@@ -29,7 +29,7 @@ from agenthub import (
     Turn,
 )
 from agenthub import __version__ as agenthub_version
-from agenthub.rollout import EnvPool, NoHealthyEndpointError
+from agenthub.rollout import EnvPool, EpisodeFailure, NoHealthyEndpointError, env_failure
 
 from agenthub_trainer_swift.settings import SchedulerSettings
 
@@ -56,24 +56,18 @@ class LoopThread:
         self._thread.join(timeout=5)
 
 
-class EpisodeFailure(Exception):
-    """An infra failure that ends the episode; it is never trained on."""
-
-    def __init__(self, outcome: Outcome, message: str) -> None:
-        super().__init__(message)
-        self.outcome = outcome
-
-
 def classify(exc: BaseException, *, during: str) -> EpisodeFailure:
-    """The outcome an env call's exception gives the episode."""
+    """The outcome an env call's exception gives the episode.
+
+    The env's errors follow core's one rule (:func:`agenthub.rollout.env_failure`), as every
+    other trainer's episodes do; what only swift's hooks meet is handled here: its own episode
+    timeout (a plain :class:`TimeoutError`) ends the episode as ``timeout``, anything else as
+    ``env_error``."""
+    if isinstance(exc, (EnvServiceError, EnvServerUnavailableError)):
+        return env_failure(exc, during=during)
     if isinstance(exc, TimeoutError):
-        return EpisodeFailure(Outcome.TIMEOUT, f"{during}: timed out")
-    if isinstance(exc, EnvServiceError):
-        if exc.status == 504:
-            return EpisodeFailure(Outcome.TIMEOUT, f"{during}: {exc}")
-        if during == "step" and exc.status in (400, 413, 422):
-            return EpisodeFailure(Outcome.AGENT_ERROR, f"the env rejected the action: {exc}")
-    return EpisodeFailure(Outcome.ENV_ERROR, f"{during}: {type(exc).__name__}: {exc}")
+        return EpisodeFailure(Outcome.TIMEOUT, f"{during}: timed out", retry=True)
+    return EpisodeFailure(Outcome.ENV_ERROR, f"{during}: {type(exc).__name__}: {exc}", retry=False)
 
 
 @dataclass
@@ -185,7 +179,10 @@ class EnvSessions:
             except (EnvServiceError, EnvServerUnavailableError, NoHealthyEndpointError, TimeoutError) as exc:
                 await episode.stack.aclose()
                 episode.stack = contextlib.AsyncExitStack()
-                episode.fail(classify(exc, during=f"create session (attempt {attempt})"))
+                failure = classify(exc, during=f"create session (attempt {attempt})")
+                episode.fail(failure)
+                if not failure.retry:  # the request itself was refused: a fresh session would be too
+                    break
                 continue
             episode.stack.push_async_callback(_close_quietly, session)
             episode.session, episode.outcome, episode.error = session, None, None
