@@ -68,6 +68,8 @@ def env_failure(exc: EnvServiceError | EnvServerUnavailableError, *, during: str
         return EpisodeFailure(Outcome.TIMEOUT, f"{during}: {exc}", retry=True)
     if exc.status >= 500 or exc.status in (404, 409, 429, 503):  # crashed, restarted, expired, busy
         return EpisodeFailure(Outcome.ENV_ERROR, f"{during}: {exc}", retry=True)
+    if exc.status in (401, 403):  # the run's token, not the action: a fresh session is refused the same way
+        return EpisodeFailure(Outcome.ENV_ERROR, f"{during}: {exc}", retry=False)
     if during.startswith("step"):  # 400/413/422 on a step: the action itself was malformed
         return EpisodeFailure(Outcome.AGENT_ERROR, f"the env rejected the action: {exc}", retry=False)
     return EpisodeFailure(Outcome.ENV_ERROR, f"{during}: {exc}", retry=False)

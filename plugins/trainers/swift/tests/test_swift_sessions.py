@@ -32,7 +32,7 @@ def test_an_env_error_is_classified_by_cores_rule(status: int, during: str) -> N
     ("status", "on_step", "on_create"),
     [
         (400, Outcome.AGENT_ERROR, Outcome.ENV_ERROR),
-        (401, Outcome.AGENT_ERROR, Outcome.ENV_ERROR),
+        (401, Outcome.ENV_ERROR, Outcome.ENV_ERROR),  # the token, never the action
         (404, Outcome.ENV_ERROR, Outcome.ENV_ERROR),
         (409, Outcome.ENV_ERROR, Outcome.ENV_ERROR),
         (413, Outcome.AGENT_ERROR, Outcome.ENV_ERROR),
