@@ -37,7 +37,7 @@ from agenthub import (
     get_plugin_host,
 )
 from agenthub.rollout import EpisodeRequest, Executor, FixedHorizon, SamplingParams, TokenPolicy, build_horizon
-from agenthub.training import StepOutcomeLog
+from agenthub.training import StepOutcomeLog, seating
 from verl.experimental.agent_loop import AgentLoopBase, AgentLoopOutput
 
 from agenthub_trainer_verl.engine import VerlGenerate
@@ -103,15 +103,25 @@ class AgenthubAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
             system_prompt=settings.system_prompt,
             name="verl",
         )
+        seated = seating(settings, info)  # who plays the other seats of a multi-player env; checked at launch
+        seated.require_one_trajectory("verl")
         executor = Executor(
             pool,
             policy,
             concurrency=1,
             max_attempts=settings.max_attempts,
             episode_timeout_s=settings.episode_timeout_s,
-            provenance={"trainer": "verl", "global_steps": step + 1, "request_id": generate.request_id},
+            provenance={
+                "trainer": "verl",
+                "global_steps": step + 1,
+                "request_id": generate.request_id,
+                **seated.provenance(),
+            },
+            opponents=seated.opponents,
+            seats=seated.seats,
         )
-        trajectory = await executor.run_one(EpisodeRequest(generate.request_id, task), info)
+        # one trajectory: the episode's, or on a multi-player env the trained seat's
+        [trajectory] = await executor.run_episode(EpisodeRequest(generate.request_id, task), info)
         STEP_LOG.add(trajectory, step=step + 1)
         return self._finish(trajectory, generate, kwargs)
 

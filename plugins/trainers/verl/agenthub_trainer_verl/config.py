@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
+from pydantic import ConfigDict, Field, model_validator
 
 from agenthub_trainer_verl.loop_settings import LoopSettings
 
@@ -12,8 +13,13 @@ DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 """A small instruct model with a chat template, as in verl's own quick start; verl downloads it itself."""
 
 
-class VerlConfig(BaseModel):
-    """Everything ``agenthub run trainer=verl`` accepts; ``verl.KEY=V`` passes any other hydra override."""
+class VerlConfig(RolloutBackendConfig, MultiPlayerConfig):
+    """Everything ``agenthub run trainer=verl`` accepts; ``verl.KEY=V`` passes any other hydra override.
+
+    ``backend=ray [address=...]``: the env servers are started on the Ray cluster's nodes before verl, and
+    every agent-loop worker plays on them (by default each worker starts its own, on its node's 127.0.0.1).
+    ``seat=``, ``opponent=``: multi-player envs, one trained seat per episode (each worker builds the opponent).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -74,15 +80,25 @@ class VerlConfig(BaseModel):
     python: str | None = Field(default=None, description="the interpreter that runs verl; default: this one")
     verl: dict[str, Any] = Field(default_factory=dict, description="more hydra overrides, verl.KEY=V")
 
-    def loop_settings(self) -> LoopSettings:
-        """What the agent-loop YAML carries to every agent-loop worker."""
-        urls = [self.url] if isinstance(self.url, str) else self.url
+    @model_validator(mode="after")
+    def _backend(self) -> VerlConfig:
+        check_rollout_backend(self, urls=self.url)
+        return self
+
+    def loop_settings(self, urls: list[str] | None = None, token: str | None = None) -> LoopSettings:
+        """What the agent-loop YAML carries to every agent-loop worker; ``urls`` and ``token``: env servers
+        started for the run (``backend=ray``), in place of ``url=`` and ``token=``."""
+        if urls is None:
+            urls = [self.url] if isinstance(self.url, str) else self.url
         return LoopSettings(
             env=self.env,
             urls=urls,
             processes=self.processes,
             capacity=self.capacity,
-            token=self.token,
+            token=token if token is not None else self.token,
+            seat=self.seat,
+            opponent=self.opponent,
+            opponent_kwargs=self.opponent_kwargs,
             max_tokens=self.max_tokens,
             horizon=self.horizon,
             max_attempts=self.max_attempts,

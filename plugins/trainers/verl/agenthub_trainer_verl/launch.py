@@ -17,12 +17,15 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from agenthub_trainer_verl.config import VerlConfig
 from agenthub_trainer_verl.loop_settings import AGENT_NAME, LOOP_TARGET
+
+if TYPE_CHECKING:
+    from agenthub.training import ServerUrls
 
 TRAIN_FILE = "train.parquet"
 VAL_FILE = "val.parquet"
@@ -52,9 +55,14 @@ class LaunchPlan:
         return " \\\n    ".join([head, *(shlex.quote(part) for part in self.command[3:])])
 
 
-def agent_loop_config(config: VerlConfig) -> list[dict[str, Any]]:
-    """The agent-loop YAML's content: verl registers each entry under its ``name``."""
-    settings = config.loop_settings().model_dump(mode="json", exclude_defaults=True)
+def agent_loop_config(config: VerlConfig, servers: ServerUrls | None = None) -> list[dict[str, Any]]:
+    """The agent-loop YAML's content: verl registers each entry under its ``name``; ``servers``: env servers
+    started for the run (``backend=ray``), which every worker plays on."""
+    if servers is not None:
+        loop = config.loop_settings(urls=list(servers), token=servers.token)
+    else:
+        loop = config.loop_settings()
+    settings = loop.model_dump(mode="json", exclude_defaults=True)
     settings["env"] = config.env
     return [{"name": AGENT_NAME, "_target_": LOOP_TARGET, **settings}]
 
@@ -144,11 +152,11 @@ def hydra_overrides(config: VerlConfig, run_dir: Path, *, validate: bool) -> lis
     return overrides
 
 
-def plan(config: VerlConfig, run_dir: Path) -> LaunchPlan:
+def plan(config: VerlConfig, run_dir: Path, servers: ServerUrls | None = None) -> LaunchPlan:
     python = config.python or sys.executable
     overrides = hydra_overrides(config, run_dir, validate=config.val_split is not None)
     command = [python, "-m", "verl.trainer.main_ppo", *overrides]
-    return LaunchPlan(run_dir=run_dir, command=command, agent_loop=agent_loop_config(config))
+    return LaunchPlan(run_dir=run_dir, command=command, agent_loop=agent_loop_config(config, servers))
 
 
 def write_files(launch: LaunchPlan, rows: dict[str, list[dict[str, Any]]]) -> list[Path]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from agenthub.config import MultiPlayerConfig
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 AGENT_NAME = "agenthub"
 """The ``agent_name`` every dataset row carries and the YAML entry registers."""
@@ -19,8 +20,9 @@ AGENT_NAME = "agenthub"
 LOOP_TARGET = "agenthub_trainer_verl.agent_loop.AgenthubAgentLoop"
 
 
-class LoopSettings(BaseModel):
-    """The agent loop's settings, as written into the agent-loop YAML."""
+class LoopSettings(MultiPlayerConfig):
+    """The agent loop's settings, as written into the agent-loop YAML (``seat``, ``opponent``,
+    ``opponent_kwargs``: who plays a multi-player env's seats; the worker builds the opponent)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -10,7 +10,7 @@ from agenthub.training import resumption
 
 from agenthub_trainer_verl.config import VerlConfig
 
-RESUMABLE_CHANGES = frozenset({"steps", "save_freq", "resume"})
+RESUMABLE_CHANGES = frozenset({"steps", "save_freq", "resume", "backend", "address"})
 """Settings a resumed run may change; any other difference would make it a different run."""
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import yaml
 from agenthub import ConfigError
 from agenthub.config import validate_config
 from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import preflight, print_dry_run_checks, recorded_run
+from agenthub.training import ServerUrls, env_servers, preflight, print_dry_run_checks, recorded_run, seating
 
 from agenthub_trainer_verl.checks import framework_needs, launch_checks
 from agenthub_trainer_verl.config import VerlConfig
@@ -28,11 +29,19 @@ from agenthub_trainer_verl.rows import split_ids, task_rows
 from agenthub_trainer_verl.runs import check_resumable, reopen, saved_config
 from agenthub_trainer_verl.tasks import list_tasks
 
+RAY_SERVERS = (
+    "backend=ray: the env servers start on the Ray cluster's nodes before verl does, and their URLs and token "
+    "go into the agent-loop YAML's urls and token"
+)
+
 
 def task_rows_for(settings: VerlConfig) -> dict[str, list[dict[str, Any]]]:
     """The parquet files' rows: one per task of the training split (and of ``val_split``)."""
     splits = [settings.split] + ([settings.val_split] if settings.val_split else [])
-    _info, listings = list_tasks(settings, splits)
+    info, listings = list_tasks(settings, splits)
+    # seat=/opponent= that do not fit the env fail here, before anything is written; verl takes one
+    # trajectory per sample, so one seat is trained
+    seating(settings, info, make_opponent=False).require_one_trajectory("verl")
     train_ids = split_ids(listings[settings.split], settings.max_tasks)
     rows = {TRAIN_FILE: task_rows(settings.env, settings.split, train_ids)}
     if settings.val_split:
@@ -41,17 +50,36 @@ def task_rows_for(settings: VerlConfig) -> dict[str, list[dict[str, Any]]]:
     return rows
 
 
-def prepare(settings: VerlConfig) -> tuple[RunStore, LaunchPlan, list[Path]]:
+@contextlib.contextmanager
+def run_env_servers(settings: VerlConfig) -> Iterator[ServerUrls | None]:
+    """``backend=ray``: the env servers on the Ray cluster's nodes for the length of the run (their URLs and
+    token go into the agent-loop YAML); None otherwise: each agent-loop worker starts its own, or uses url=."""
+    if settings.backend != "ray":
+        yield None
+        return
+    # verl's workers hold `capacity` sessions per server; the servers take as many
+    with env_servers(
+        settings.env,
+        None,
+        processes=settings.processes,
+        max_sessions=settings.capacity,
+        token=settings.token,
+        backend=settings,
+    ) as urls:
+        yield urls
+
+
+def prepare(settings: VerlConfig, servers: ServerUrls | None = None) -> tuple[RunStore, LaunchPlan, list[Path]]:
     """The run directory with the parquet files, the agent-loop YAML and the command."""
     if settings.resume is not None:
-        return prepare_resume(settings)
+        return prepare_resume(settings, servers)
     rows = task_rows_for(settings)
     store = RunStore.create(saved_config(settings), root=settings.runs_dir, run_id=settings.run_id)
-    launch = plan(settings, store.path)
+    launch = plan(settings, store.path, servers)
     return store, launch, write_files(launch, rows)
 
 
-def prepare_resume(settings: VerlConfig) -> tuple[RunStore, LaunchPlan, list[Path]]:
+def prepare_resume(settings: VerlConfig, servers: ServerUrls | None = None) -> tuple[RunStore, LaunchPlan, list[Path]]:
     """The run directory ``resume`` names, reopened: its parquet files kept, the YAML and command rewritten."""
     run_dir = check_resumable(settings)
     missing = [name for name in data_files(settings) if not (run_dir / name).is_file()]
@@ -61,7 +89,7 @@ def prepare_resume(settings: VerlConfig) -> tuple[RunStore, LaunchPlan, list[Pat
             "Start a new run instead"
         )
     store = reopen(settings)
-    launch = plan(settings, store.path)
+    launch = plan(settings, store.path, servers)
     return store, launch, write_launch_files(launch)
 
 
@@ -82,6 +110,8 @@ def print_dry_run(settings: VerlConfig) -> int:
     for name, split_rows in rows.items():
         print(f"# would write {run_dir / name}: {len(split_rows)} rows, one per task")
     print(f"# would write {launch.loop_file}:\n{yaml.safe_dump(launch.agent_loop, sort_keys=False).rstrip()}")
+    if settings.backend == "ray":
+        print(f"# {RAY_SERVERS}")
     print(f"# would run (in {run_dir}, also written as {COMMAND_FILE}):\n{launch.shell()}")
     return print_checks(settings)
 
@@ -112,13 +142,14 @@ class VerlTrainer:
             return print_dry_run(settings)
         # no GPU: at once, before Ray waits forever for one
         preflight(framework_needs(settings), lambda: launch_checks(settings, dry_run=False))
-        store, launch, written = prepare(settings)
-        print(f"run directory: {store.path}")
-        for path in written:
-            print(f"# wrote {path}")
-        print(f"# running:\n{launch.shell()}", flush=True)
-        with recorded_run(store, {"command": launch.command}) as end:
-            code = end.exited(subprocess.call(launch.command, cwd=store.path))
+        with run_env_servers(settings) as servers:
+            store, launch, written = prepare(settings, servers)
+            print(f"run directory: {store.path}")
+            for path in written:
+                print(f"# wrote {path}")
+            print(f"# running:\n{launch.shell()}", flush=True)
+            with recorded_run(store, {"command": launch.command}) as end:
+                code = end.exited(subprocess.call(launch.command, cwd=store.path))
         if code != 0:
             print(
                 f"agenthub run: verl exited with code {code}; its output is above, the run's files are in {store.path}"

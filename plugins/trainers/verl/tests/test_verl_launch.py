@@ -206,7 +206,7 @@ def test_resume_refuses_changes_other_than_steps(tmp_path: Path, capsys: pytest.
     assert main(["run", "--resume", str(run_dir), "--dry-run", "n=4", "learning_rate=0.1"]) == 2
     error = capsys.readouterr().err
     assert f"cannot resume {run_dir}: its config differs in learning_rate: 1e-06 -> 0.1, n: 8 -> 4" in error
-    assert "only save_freq, steps may change on resume" in error
+    assert "only address, backend, save_freq, steps may change on resume" in error
     assert snapshot(run_dir) == before
 
 

@@ -1,0 +1,155 @@
+"""``seat=``/``opponent=`` (issue 20) and ``backend=ray`` (issue 21) for ``agenthub run trainer=verl``.
+
+A multi-player episode runs through verl's real ``AgentLoopWorker`` as in test_verl_agent_loop.py, with a
+stand-in engine that places its mark in the first free cell; ``backend=ray`` starts the env servers on a
+one-node Ray started here, as the TRL test does."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import torch
+import yaml
+from agenthub import ConfigError, LocalServer
+from agenthub.config import validate_config
+from verl.experimental.agent_loop.agent_loop import AgentLoopWorker, get_trajectory_info
+from verl.utils.dataset.rl_dataset import RLHFDataset
+
+from agenthub_trainer_verl.config import VerlConfig
+from agenthub_trainer_verl.launch import plan
+from agenthub_trainer_verl.loop_settings import LoopSettings
+from agenthub_trainer_verl.pools import close_pools
+from agenthub_trainer_verl.trainer import prepare, run_env_servers, task_rows_for
+
+from .conftest import compose_verl
+
+SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
+
+
+class FirstFreeCell:
+    """Stand-in engine: reads the last board in the prompt and places its mark in the first free cell."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.calls = 0
+
+    async def generate(
+        self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **_: Any
+    ) -> Any:
+        from verl.workers.rollout.replica import TokenOutput
+
+        text = self.tokenizer.decode(prompt_ids)
+        board = text[text.rindex("The board:") :].split("Your move")[0].replace("The board:", "")
+        cell = re.search(r"[1-9]", board)
+        assert cell is not None
+        end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
+        ids = [*self.tokenizer.encode(f"place {cell.group()}", add_special_tokens=False), end]
+        self.calls += 1
+        step = {"global_steps": 1, "min_global_steps": 1, "max_global_steps": 1}
+        return TokenOutput(
+            token_ids=ids, log_probs=[-0.1] * len(ids), stop_reason="completed", num_preempted=0, extra_fields=step
+        )
+
+
+def test_seat_1_against_the_oracle_is_trained_on_seat_1s_episode_and_reward(
+    tmp_path: Path, tiny_model: Path, tokenizer: Any
+) -> None:
+    with LocalServer("tictactoe") as server:
+        config = VerlConfig(
+            env="tictactoe",
+            model=str(tiny_model),
+            url=server.url,
+            seat=1,
+            opponent="oracle",
+            max_tasks=2,
+            runs_dir=str(tmp_path / "runs"),
+            run_id="ttt",
+            n=2,
+            tasks_per_step=2,
+            gpus_per_node=1,
+            prompt_length=512,
+            response_length=1024,
+        )
+        _store, launch, _files = prepare(config)
+        [entry] = yaml.safe_load(launch.loop_file.read_text())
+        assert (entry["seat"], entry["opponent"]) == (1, "oracle")  # what every agent-loop worker reads
+        engine = FirstFreeCell(tokenizer)
+        verl_config = compose_verl(launch.command[3:])
+        worker = AgentLoopWorker(verl_config, engine)
+        dataset = RLHFDataset(data_files=[str(launch.train_file)], tokenizer=worker.tokenizer, config=verl_config.data)
+        row = {k: v for k, v in dataset[0].items() if not isinstance(v, torch.Tensor)}
+
+        async def sample() -> Any:
+            [trajectory] = await get_trajectory_info(-1, [0], False)
+            try:
+                return await worker._run_agent_loop(dict(SAMPLING), trajectory, trace=False, **row)
+            finally:
+                await close_pools()
+
+        output = asyncio.run(sample())
+    # O moving into the first free cell loses to the oracle's X: seat 1's return, not seat 0's +1
+    assert output.reward_score == pytest.approx(-1.0)
+    assert output.extra_fields["agenthub_outcome"] == "failure"
+    assert engine.calls >= 2  # seat 1's moves; the oracle's are not the engine's
+
+
+@pytest.mark.parametrize(
+    ("settings", "refusal"),
+    [
+        ({"env": "tictactoe", "seat": [0, 1]}, "trains on 2 seats of each 'tictactoe' episode, but verl takes"),
+        ({"env": "trail", "seat": 1}, "env 'trail' is single-player; seat= is for multi-player envs"),
+        ({"env": "tictactoe", "seat": 1, "opponent": "randomm"}, "did you mean 'random'?"),
+    ],
+)
+def test_seat_settings_that_do_not_fit_are_refused_before_anything_is_written(
+    settings: dict[str, Any], refusal: str
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(refusal)):
+        task_rows_for(VerlConfig(**settings))
+
+
+def test_loop_settings_carry_the_seats_and_the_servers_started_for_the_run() -> None:
+    from agenthub.training import ServerUrls
+
+    config = VerlConfig(env="tictactoe", seat=1, opponent="random", opponent_kwargs={"seed": 3}, backend="ray")
+    launch = plan(config, Path("/run"), ServerUrls(["http://10.0.0.2:4000"], "tok"))
+    [entry] = launch.agent_loop
+    settings = LoopSettings.from_kwargs({k: v for k, v in entry.items() if k not in ("name", "_target_")})
+    assert settings.urls == ["http://10.0.0.2:4000"] and settings.token == "tok"
+    assert (settings.seat, settings.opponent, settings.opponent_kwargs) == (1, "random", {"seed": 3})
+
+
+def test_backend_keys_are_checked_with_the_settings() -> None:
+    with pytest.raises(ConfigError, match="backend=ray starts env servers on every Ray node itself"):
+        validate_config(VerlConfig, {"env": "trail", "backend": "ray", "url": "http://x:1"})
+    with pytest.raises(ConfigError, match="add backend=ray to run on it"):
+        validate_config(VerlConfig, {"env": "trail", "address": "auto"})
+
+
+def test_backend_ray_places_the_env_servers_on_the_ray_nodes_for_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    ray = pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2)
+    try:
+        node_ip = ray.util.get_node_ip_address()
+        with run_env_servers(VerlConfig(env="trail", backend="ray", capacity=4)) as servers:
+            assert servers is not None and servers.token
+            [url] = servers
+            assert url.startswith(f"http://{node_ip}:")
+            headers = {"Authorization": f"Bearer {servers.token}"}
+            assert httpx.get(f"{url}/v1/info", headers=headers).json()["name"] == "trail"
+        for _ in range(100):
+            if ray.available_resources().get("CPU") == 1.0:
+                break
+            time.sleep(0.1)
+        assert ray.available_resources().get("CPU") == 1.0  # stopped with the run
+    finally:
+        ray.shutdown()
+    with run_env_servers(VerlConfig(env="trail")) as none:
+        assert none is None  # backend=local: each agent-loop worker starts its own, as before
