@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
+from pydantic import ConfigDict, Field, model_validator
 
 DEFAULT_ENV = "trail"
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 """A small instruct model with a chat template; AReaL downloads it itself."""
 
 
-class ArealConfig(BaseModel):
-    """Everything ``agenthub run trainer=areal`` accepts; ``areal.KEY=V`` sets any other AReaL setting."""
+class ArealConfig(RolloutBackendConfig, MultiPlayerConfig):
+    """Everything ``agenthub run trainer=areal`` accepts; ``areal.KEY=V`` sets any other AReaL setting.
+
+    ``backend=ray [address=...]``: the env servers start on the Ray cluster's nodes before AReaL, and every
+    rollout worker plays on them (by default each worker starts its own). ``seat=``, ``opponent=``:
+    multi-player envs, one trained seat per episode (each rollout worker builds the opponent).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -80,6 +86,7 @@ class ArealConfig(BaseModel):
     def _coherent(self) -> ArealConfig:
         if self.model is not None and self.tiny_model:
             raise ValueError("tiny_model.* settings apply only without model=...; drop one of them")
+        check_rollout_backend(self, urls=self.url)
         return self
 
     @property
@@ -92,8 +99,9 @@ class ArealConfig(BaseModel):
         return max(8, self.concurrency * self.num_generations)
 
 
-class HubSection(BaseModel):
-    """The ``agenthub:`` section of AReaL's experiment YAML: what the entry script and the workflow need."""
+class HubSection(MultiPlayerConfig):
+    """The ``agenthub:`` section of AReaL's experiment YAML: what the entry script and the workflow need
+    (``seat``, ``opponent``, ``opponent_kwargs``: who plays a multi-player env's seats)."""
 
     model_config = ConfigDict(extra="forbid")
 

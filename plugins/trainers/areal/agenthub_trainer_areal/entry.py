@@ -92,6 +92,9 @@ def workflow_kwargs(config: Any, hub: HubSection) -> dict[str, Any]:
         "episode_timeout_s": hub.episode_timeout_s,
         "system_prompt": hub.system_prompt,
         "run_dir": hub.run_dir,
+        "seat": hub.seat,
+        "opponent": hub.opponent,
+        "opponent_kwargs": hub.opponent_kwargs,
     }
 
 

@@ -14,12 +14,15 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from agenthub.config import deep_merge
 
 from agenthub_trainer_areal.config import ArealConfig, HubSection
+
+if TYPE_CHECKING:
+    from agenthub.training import ServerUrls
 
 EXPERIMENT_FILE = "areal.yaml"
 ENTRY_FILE = "train.py"
@@ -76,12 +79,16 @@ def experiment_yaml(experiment: dict[str, Any]) -> str:
     return yaml.safe_dump(experiment, sort_keys=False, default_flow_style=False)
 
 
-def hub_section(config: ArealConfig, run_dir: Path) -> HubSection:
+def hub_section(config: ArealConfig, run_dir: Path, servers: ServerUrls | None = None) -> HubSection:
+    """``servers``: env servers started for the run (``backend=ray``), in place of ``url=`` and ``token=``."""
     return HubSection(
         env=config.env,
         split=config.split,
-        url=config.urls,
-        token=config.token,
+        url=list(servers) if servers is not None else config.urls,
+        token=servers.token if servers is not None else config.token,
+        seat=config.seat,
+        opponent=config.opponent,
+        opponent_kwargs=config.opponent_kwargs,
         processes=config.processes,
         capacity=config.env_capacity,
         max_context=config.max_context,
@@ -93,7 +100,9 @@ def hub_section(config: ArealConfig, run_dir: Path) -> HubSection:
     )
 
 
-def experiment_config(config: ArealConfig, run_dir: Path, model_path: str) -> dict[str, Any]:
+def experiment_config(
+    config: ArealConfig, run_dir: Path, model_path: str, servers: ServerUrls | None = None
+) -> dict[str, Any]:
     """AReaL's ``GRPOConfig`` for this run, as YAML data (``${...}`` are AReaL's own interpolations)."""
     run_dir = run_dir.absolute()
     fileroot = str(run_dir / AREAL_DIR)
@@ -192,13 +201,13 @@ def experiment_config(config: ArealConfig, run_dir: Path, model_path: str) -> di
         "recover": {**files, "mode": "disabled", "freq_steps": config.recover_steps},
         "evaluator": {**files, "freq_epochs": None, "freq_steps": None, "freq_secs": None},
         "stats_logger": {**files, "wandb": {"mode": "disabled"}},
-        "agenthub": hub_section(config, run_dir).model_dump(mode="json"),
+        "agenthub": hub_section(config, run_dir, servers).model_dump(mode="json"),
     }
     return deep_merge(experiment, config.areal)
 
 
-def launch_plan(config: ArealConfig, run_dir: Path, model_path: str) -> LaunchPlan:
-    experiment = experiment_config(config, run_dir, model_path)
+def launch_plan(config: ArealConfig, run_dir: Path, model_path: str, servers: ServerUrls | None = None) -> LaunchPlan:
+    experiment = experiment_config(config, run_dir, model_path, servers)
     run_dir = run_dir.absolute()
     python = config.python or sys.executable
     command = [python, str(run_dir / ENTRY_FILE), "--config", str(run_dir / EXPERIMENT_FILE)]

@@ -10,7 +10,7 @@ from agenthub.training import resumption
 
 from agenthub_trainer_areal.config import ArealConfig
 
-RESUMABLE_CHANGES = frozenset({"steps", "save_steps", "resume"})
+RESUMABLE_CHANGES = frozenset({"steps", "save_steps", "resume", "backend", "address"})
 """Settings a resumed run may change; any other difference would make it a different run."""
 
 

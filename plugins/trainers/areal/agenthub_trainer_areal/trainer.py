@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import yaml
 from agenthub import ConfigError, get_plugin_host
 from agenthub.config import validate_config
 from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import preflight, print_dry_run_checks, recorded_run
+from agenthub.training import ServerUrls, env_servers, preflight, print_dry_run_checks, recorded_run, seating
 
 from agenthub_trainer_areal.checks import framework_needs, launch_checks
 from agenthub_trainer_areal.config import ArealConfig
@@ -35,7 +36,25 @@ def build_tiny_model(config: ArealConfig, run_dir: Path) -> None:
         raise ConfigError(f"tiny_model settings {config.tiny_model} were rejected: {exc}") from None
 
 
-def prepare(config: ArealConfig) -> tuple[RunStore, LaunchPlan]:
+@contextlib.contextmanager
+def run_env_servers(config: ArealConfig) -> Iterator[ServerUrls | None]:
+    """``backend=ray``: the env servers on the Ray cluster's nodes for the length of the run (their URLs and
+    token go into the experiment YAML); None otherwise: each rollout worker starts its own, or uses url=."""
+    if config.backend != "ray":
+        yield None
+        return
+    with env_servers(
+        config.env,
+        None,
+        processes=config.processes,
+        max_sessions=config.env_capacity,
+        token=config.token,
+        backend=config,
+    ) as urls:
+        yield urls
+
+
+def prepare(config: ArealConfig, servers: ServerUrls | None = None) -> tuple[RunStore, LaunchPlan]:
     """A new run directory with AReaL's launch files written (and the tiny model built when ``model`` is unset);
     on resume, the run's own directory, its launch files rewritten (e.g. more steps) and its tiny model kept."""
     if config.resume is not None:
@@ -44,7 +63,7 @@ def prepare(config: ArealConfig) -> tuple[RunStore, LaunchPlan]:
         store = RunStore.create(saved_config(config), root=config.runs_dir, run_id=config.run_id)
     if config.model is None and not (store.path / TINY_MODEL_DIR / "config.json").is_file():
         build_tiny_model(config, store.path)
-    plan = launch_plan(config, store.path, model_path(config, store.path))
+    plan = launch_plan(config, store.path, model_path(config, store.path), servers)
     plan.write()
     return store, plan
 
@@ -68,6 +87,11 @@ def print_dry_run(settings: ArealConfig) -> int:
     elif settings.run_id is None:
         print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
     report = print_dry_run_checks(framework_needs(settings), lambda: launch_checks(settings, dry_run=True))
+    if settings.backend == "ray":
+        print(
+            "# backend=ray: the env servers start on the Ray cluster's nodes before AReaL does, and their URLs "
+            "and token go into the agenthub section's url and token"
+        )
     print(describe(launch_plan(settings, run_dir, model_path(settings, run_dir))))
     if settings.model is None and not (run_dir / TINY_MODEL_DIR / "config.json").is_file():
         print(f"\n# the tiny random model would be built in {run_dir / TINY_MODEL_DIR} first")
@@ -81,13 +105,17 @@ class ArealTrainer:
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
         settings = validate_config(ArealConfig, config)
         if not settings.urls:
-            get_plugin_host().env(settings.env)  # an unknown env fails here, with suggestions
+            # an unknown env, or seat=/opponent= that do not fit it, fail here, with suggestions; AReaL's GRPO
+            # groups take one trajectory per episode, so one seat is trained
+            info = get_plugin_host().env(settings.env).info()
+            seating(settings, info, make_opponent=False).require_one_trajectory("AReaL")
         if dry_run:
             return print_dry_run(settings)
         # no GPU: at once, not from inside a worker
         preflight(framework_needs(settings), lambda: launch_checks(settings, dry_run=False))
-        store, plan = prepare(settings)
-        print(f"run directory: {store.path}")
-        print(f"wrote {plan.experiment_path} and {plan.entry_path}\nrunning: {plan.shell_command()}", flush=True)
-        with recorded_run(store, {"command": plan.shell_command()}) as end:
-            return end.exited(subprocess.call(plan.command, cwd=plan.run_dir))
+        with run_env_servers(settings) as servers:
+            store, plan = prepare(settings, servers)
+            print(f"run directory: {store.path}")
+            print(f"wrote {plan.experiment_path} and {plan.entry_path}\nrunning: {plan.shell_command()}", flush=True)
+            with recorded_run(store, {"command": plan.shell_command()}) as end:
+                return end.exited(subprocess.call(plan.command, cwd=plan.run_dir))

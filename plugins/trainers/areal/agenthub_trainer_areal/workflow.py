@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agenthub import EnvInfo, HorizonSchedule, Outcome, Task, Trajectory, get_plugin_host
+from agenthub.config import MultiPlayerConfig
 from agenthub.rollout import (
     ChatTemplateDeltas,
     EnvPool,
@@ -42,7 +43,7 @@ from agenthub.rollout import (
     SamplingParams,
     build_horizon,
 )
-from agenthub.training import StepOutcomeLog
+from agenthub.training import StepOutcomeLog, seating
 from areal.api.workflow_api import RolloutWorkflow
 
 from agenthub_trainer_areal.errors import ArealAdapterError
@@ -124,6 +125,9 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
         system_prompt: str | None = None,
         run_dir: str | None = None,
         pool: EnvPool | None = None,
+        seat: int | list[int] | None = None,
+        opponent: str | None = None,
+        opponent_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(tokenizer, str):
             from areal.utils.hf_utils import load_hf_tokenizer
@@ -146,6 +150,8 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
         self.episode_timeout_s = episode_timeout_s
         self.system_prompt = system_prompt
         self.store = RunStore.existing(run_dir) if run_dir else None
+        # who plays a multi-player env's seats: built with the pool, in the rollout worker
+        self.players = MultiPlayerConfig(seat=seat, opponent=opponent, opponent_kwargs=dict(opponent_kwargs or {}))
         self.pool = pool
         self._owns_pool = pool is None
         self.policy = ArealTokenPolicy(
@@ -199,7 +205,10 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
         episode = EpisodeGenerations(engine=engine, gconfig=self.gconfig)
         bound = bind_episode(episode)
         try:
-            trajectory = await executor.run_one(EpisodeRequest(f"v{version}/{task.task_id}/{episode.rid}", task), info)
+            # one trajectory: the episode's, or on a multi-player env the trained seat's
+            [trajectory] = await executor.run_episode(
+                EpisodeRequest(f"v{version}/{task.task_id}/{episode.rid}", task), info
+            )
         finally:
             unbind_episode(bound)
         if self.store is not None:
@@ -231,12 +240,16 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
                 pool.start()
                 self._info = await pool.info()
                 self._horizon = self._build_horizon(self._info)
+                seated = seating(self.players, self._info)
+                seated.require_one_trajectory("AReaL")  # its GRPO groups take one trajectory per episode
                 self._executor = Executor(
                     pool,
                     self.policy,
                     max_attempts=self.max_attempts,
                     episode_timeout_s=self.episode_timeout_s,
-                    provenance={"trainer": "areal"},
+                    provenance={"trainer": "areal", **seated.provenance()},
+                    opponents=seated.opponents,
+                    seats=seated.seats,
                 )
         assert self._info is not None and self._horizon is not None
         return self._executor, self._info, self._horizon

@@ -183,7 +183,7 @@ def test_resume_refuses_changes_other_than_steps(tmp_path: Path) -> None:
     done = agenthub("run", "--resume", str(run_dir), "num_generations=4", "--dry-run", cwd=tmp_path)
     assert done.returncode == 2
     assert f"cannot resume {run_dir}: its config differs in num_generations: 8 -> 4" in done.stderr
-    assert "only save_steps, steps may change on resume" in done.stderr
+    assert "only address, backend, save_steps, steps may change on resume" in done.stderr
     assert snapshot(run_dir) == before
 
 
