@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
+from pydantic import ConfigDict, Field, model_validator
 
 DEFAULT_ENV = "trail"
 
 
-class SwiftConfig(BaseModel):
-    """Everything ``agenthub run trainer=swift`` accepts; ``swift.KEY=V`` passes any other ``swift rlhf`` flag."""
+class SwiftConfig(RolloutBackendConfig, MultiPlayerConfig):
+    """Everything ``agenthub run trainer=swift`` accepts; ``swift.KEY=V`` passes any other ``swift rlhf`` flag.
+
+    ``backend=ray [address=...]``: the env servers on the Ray cluster's nodes (swift itself runs here).
+    ``seat=``, ``opponent=``: multi-player envs, with ``mode=server`` (the hub executor plays whole episodes);
+    one trained seat per episode.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -69,6 +75,12 @@ class SwiftConfig(BaseModel):
             schedule(self.horizon)  # a bad kind or setting is refused here, not inside swift
         if self.mode == "server" and self.use_vllm:
             raise ValueError("use_vllm applies to mode=colocate; mode=server always samples with vLLM; drop one")
+        if self.mode == "colocate" and (self.seat is not None or self.opponent is not None):
+            raise ValueError(
+                "seat= and opponent= need mode=server: mode=colocate steps each episode's env session one model turn "
+                "at a time and plays single-player envs only (or train with trainer=trl, verl, openrlhf or areal)"
+            )
+        check_rollout_backend(self, urls=self.url)
         return self
 
     @property

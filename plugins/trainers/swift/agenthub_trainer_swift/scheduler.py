@@ -30,6 +30,7 @@ import logging
 from typing import Any
 
 from agenthub import EnvInfo, Outcome, Task, Trajectory, Turn
+from agenthub.config import MultiPlayerConfig
 from agenthub.rollout import (
     EnvPool,
     EpisodeFailure,
@@ -42,7 +43,7 @@ from agenthub.rollout import (
     TokenPolicy,
     terminal_outcome,
 )
-from agenthub.training import StepOutcomeLog
+from agenthub.training import StepOutcomeLog, seating
 from swift.rollout import MultiTurnScheduler
 
 from agenthub_trainer_swift.generate import REQUEST_CONFIG, SwiftEngineGenerate, sampled_logprobs
@@ -83,6 +84,18 @@ def episode_key(infer_request: Any) -> str:
     return str(uuid) if uuid else f"request-{id(infer_request)}"
 
 
+def players(settings: SchedulerSettings) -> MultiPlayerConfig:
+    """Who plays a multi-player env's seats: the ``seat``, ``opponent`` and ``opponent_kwargs`` of the run's
+    config in its store (``agenthub run trainer=swift mode=server seat=1 opponent=oracle``); else the policy
+    plays every seat and is trained on seat 0."""
+    if settings.store is None:
+        return MultiPlayerConfig()
+    config = RunStore.existing(settings.store).config()
+    return MultiPlayerConfig.model_validate(
+        {k: config[k] for k in ("seat", "opponent", "opponent_kwargs") if k in config}
+    )
+
+
 class _ServerRollout:
     """The hub executor that server-mode ``run()`` plays episodes with, bound to one event loop."""
 
@@ -98,13 +111,25 @@ class _ServerRollout:
             system_prompt=settings.system_prompt,
             name="swift",
         )
-        self.executor = Executor(
-            self.pool,
-            self.policy,
-            max_attempts=settings.max_attempts,
-            episode_timeout_s=settings.episode_timeout_s,
-            provenance={"trainer": "swift"},
-        )
+        self.settings = settings
+        self.executor: Executor | None = None
+
+    async def ready(self) -> tuple[Executor, EnvInfo]:
+        """The executor, made on the first episode: a multi-player env's seats need the env's info."""
+        info = await self.pool.info()
+        if self.executor is None:
+            seated = seating(players(self.settings), info)
+            seated.require_one_trajectory("ms-swift's GRPO")
+            self.executor = Executor(
+                self.pool,
+                self.policy,
+                max_attempts=self.settings.max_attempts,
+                episode_timeout_s=self.settings.episode_timeout_s,
+                provenance={"trainer": "swift", **seated.provenance()},
+                opponents=seated.opponents,
+                seats=seated.seats,
+            )
+        return self.executor, info
 
     async def _generate(self, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
         generation = await self.generate(prompt_ids, sampling)
@@ -198,8 +223,9 @@ class AgenthubScheduler(MultiTurnScheduler):  # type: ignore[misc]
         reasons: list[str] = []
         config_token, finish_token = REQUEST_CONFIG.set(request_config), _FINISH.set(reasons)
         try:
-            info = await server.info()
-            trajectory = await server.executor.run_one(EpisodeRequest(key, task), info)
+            executor, info = await server.ready()
+            # one trajectory: the episode's, or on a multi-player env the trained seat's
+            [trajectory] = await executor.run_episode(EpisodeRequest(key, task), info)
         except NoHealthyEndpointError as exc:  # no server answers at all: an env_error like any other
             info, trajectory = None, unplayed(task, key, str(exc))
         finally:

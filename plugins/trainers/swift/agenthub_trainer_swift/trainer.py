@@ -1,10 +1,10 @@
 """The ``swift`` trainer that ``agenthub run trainer=swift`` builds: writes the launch, then starts it.
 
 Without ``url`` the env servers are started here (``processes`` of them, on
-127.0.0.1) for the length of the run; swift's processes reach them through
-the settings file. ``--dry-run`` prints the files and the exact commands
-instead, with the env servers' address left as a placeholder when they
-would be started by the run.
+127.0.0.1), or with ``backend=ray`` on every node of a Ray cluster, for the length
+of the run; swift's processes reach them through the settings file. ``--dry-run``
+prints the files and the exact commands instead, with the env servers' address left
+as a placeholder when they would be started by the run.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from agenthub import ConfigError, get_plugin_host
+from agenthub import ConfigError, EnvInfo, get_plugin_host
 from agenthub.config import validate_config
 from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import env_servers, preflight, print_dry_run_checks, recorded_run
+from agenthub.training import env_servers, preflight, print_dry_run_checks, recorded_run, seating
 
 from agenthub_trainer_swift.checks import framework_needs, launch_checks
 from agenthub_trainer_swift.config import SwiftConfig
@@ -60,6 +60,27 @@ def on_cpu() -> bool:
     except ImportError:
         return True
     return not torch.cuda.is_available()
+
+
+def check_seats(config: SwiftConfig) -> None:
+    """Who plays a multi-player env's seats (``seat=``, ``opponent=``), checked before anything starts:
+    the scheduler of ``mode=server`` plays them with the hub executor; ``mode=colocate`` cannot."""
+    info: EnvInfo
+    host = get_plugin_host()
+    if config.env in host.envs.names() or not config.urls:
+        info = host.env(config.env).info()
+    else:
+        from agenthub import SyncEnvClient
+
+        with SyncEnvClient(config.urls[0], token=config.token) as client:
+            info = client.info()
+    if info.multi_player and config.mode == "colocate":
+        raise ConfigError(
+            f"env {info.name!r} has {info.players} seats; mode=colocate steps each episode's env session one "
+            "model turn at a time and plays single-player envs only: use mode=server (the hub executor plays "
+            "every seat), or trainer=trl, verl, openrlhf or areal"
+        )
+    seating(config, info, make_opponent=False).require_one_trajectory("ms-swift's GRPO")
 
 
 def plan_for(config: SwiftConfig, run_dir: Path, urls: list[str], tasks: tuple[list[Any], int]) -> LaunchPlan:
@@ -147,6 +168,7 @@ class SwiftTrainer:
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
         settings = validate_config(SwiftConfig, config)
         tasks = split_task_ids(settings)  # a bad env or split fails here, before a run directory is made
+        check_seats(settings)
         if dry_run:
             return print_dry_run(settings, tasks)
         preflight(framework_needs(settings), lambda: launch_checks(settings, dry_run=False))
@@ -168,9 +190,12 @@ class SwiftTrainer:
                 processes=settings.processes,
                 max_sessions=max(64, settings.episodes_per_step * 2),
                 token=settings.token,
+                backend=settings,  # backend=ray: on the Ray cluster's nodes, behind a token of the run's
             )
             with servers as urls:
-                plan = plan_for(settings, store.path, urls, tasks)
+                # the servers' own token (backend=ray makes one) is what swift's scheduler presents
+                launched = settings.model_copy(update={"token": urls.token}) if urls.token else settings
+                plan = plan_for(launched, store.path, list(urls), tasks)
                 plan.write()
                 print(plan.describe(), flush=True)
                 code = end.exited(execute(plan, settings))
