@@ -16,9 +16,21 @@ from agenthub.training import ServerUrls, env_servers
 ray = pytest.importorskip("ray")
 
 
+def test_a_ray_the_run_started_itself_stops_with_it() -> None:
+    """No Ray to join (address=local: a new one on this machine): the run's own Ray ends with its servers."""
+    assert not ray.is_initialized()
+    with env_servers(
+        "guess", None, processes=1, max_sessions=2, backend=RolloutBackendConfig(backend="ray", address="local")
+    ) as urls:
+        assert ray.is_initialized() and len(urls) == 1
+    assert not ray.is_initialized()
+
+
 @pytest.fixture(scope="module")
 def one_node() -> Iterator[None]:
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2)
+    ray.init(
+        address="local", num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2
+    )
     try:
         yield
     finally:

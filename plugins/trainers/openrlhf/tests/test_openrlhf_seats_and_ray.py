@@ -96,7 +96,9 @@ def test_backend_ray_starts_the_env_servers_on_the_ray_nodes_and_stops_them(
 ) -> None:
     ray = pytest.importorskip("ray")
     monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # Ray 2.55 warns about its default otherwise
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2)
+    ray.init(
+        address="local", num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2
+    )
     try:
         config = OpenRlhfConfig(env="trail", model="m", tasks=2, runs_dir=str(tmp_path), run_id="r", backend="ray")
         code = launch(config)  # OpenRLHF really starts; on this CPU machine it stops at importing vLLM

@@ -135,7 +135,9 @@ def test_backend_keys_are_checked_with_the_settings() -> None:
 def test_backend_ray_places_the_env_servers_on_the_ray_nodes_for_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     ray = pytest.importorskip("ray")
     monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2)
+    ray.init(
+        address="local", num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2
+    )
     try:
         node_ip = ray.util.get_node_ip_address()
         with run_env_servers(VerlConfig(env="trail", backend="ray", capacity=4)) as servers:
