@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from agenthub import ConfigError, get_plugin_host
 from agenthub.config import validate_config
-from agenthub.training import preflight, print_dry_run_checks, print_framework_problems
+from agenthub.training import preflight, print_dry_run_checks, print_framework_problems, seating
 
 from agenthub_trainer_trl.checks import framework_needs, launch_checks
 from agenthub_trainer_trl.config import TrlConfig
@@ -59,11 +60,23 @@ def print_dry_run(config: TrlConfig) -> int:
     return 0
 
 
+def check_seats(config: TrlConfig) -> None:
+    """``seat=``/``opponent=`` that do not fit the env are refused before anything runs (a dry run too)."""
+    if config.mode == "sft":
+        if config.seat is not None or config.opponent is not None or config.opponent_kwargs:
+            raise ConfigError("seat= and opponent= apply to mode=grpo (who plays a multi-player env); drop them")
+        return
+    if config.url is None:  # with url=, the servers' env is checked when the run opens them
+        info = get_plugin_host().env(config.env).info()
+        seating(config, info, make_opponent=False).require_one_trajectory("TRL's GRPO")
+
+
 class TrlTrainer:
     """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
 
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
         settings = validate_config(TrlConfig, config)
+        check_seats(settings)
         if dry_run:
             return print_dry_run(settings)
         checks = (lambda: launch_checks(settings, dry_run=False)) if settings.mode == "grpo" else None

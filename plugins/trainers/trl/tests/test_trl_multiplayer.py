@@ -154,3 +154,15 @@ def test_the_rollout_answers_the_trained_seats_rewards_not_the_opponents(tmp_pat
     assert all(t.provenance["seat_returns"] == {"0": 1.0, "1": -1.0} for t in stored)
     assert batch["success"] == [0.0] * 4
     assert all(1 in mask for mask in batch["env_mask"])  # seat 1's sampled moves are trained on
+
+
+def test_a_dry_run_refuses_seats_the_env_does_not_have_and_shows_the_seating(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from agenthub.testing import run_cli
+
+    assert run_cli(["run", "trainer=trl", "env=tictactoe", "seat=2", "--dry-run"]) != 0
+    assert "env 'tictactoe' has seats 0 to 1; seat=2 does not exist" in capsys.readouterr().err
+    args = ["run", "trainer=trl", "env=tictactoe", "seat=1", "opponent=random", "max_tokens=8", "--dry-run"]
+    assert run_cli(args) == 0  # max_tokens=8: the launch checks measure "place 9" at 7 tokens
+    assert "(split train, seat 1 against random)" in capsys.readouterr().out
