@@ -107,3 +107,15 @@ def test_progress_shows_on_a_terminal_and_is_quiet_otherwise() -> None:
         display.update(summary)
     assert quiet.getvalue() == ""
     assert summary.as_dict()["outcomes"] == {"success": 2, "failure": 1}
+
+
+def test_progress_counts_a_multi_player_game_once_not_once_per_seat() -> None:
+    summary = RunSummary(resumed=1)
+    for game in ("0/0", "0/1"):
+        for seat in (0, 1):
+            summary.add(trajectory(f"{game}/seat{seat}").model_copy(update={"seat": seat}))
+    assert (summary.episodes, summary.games) == (4, 2)  # four seats' trajectories, two games
+    shown = io.StringIO()
+    with ProgressDisplay(3, stream=shown, enabled=True) as display:
+        display.update(summary)
+    assert "3/3" in shown.getvalue()  # two games played and one resumed, of three: never 5/3

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agenthub.rollout.store import episode_key
 from agenthub.types import Outcome, Trajectory
 
 
@@ -24,11 +25,25 @@ class RunSummary:
     outcomes: Counter[str] = field(default_factory=Counter)
     resumed: int = 0
     """Episodes found finished in the store and not run again."""
+    single_player: int = 0
+    """Trajectories of single-player episodes (one an episode)."""
+    seated_games: set[str] = field(default_factory=set)
+    """Keys of the multi-player episodes that gave a seat's trajectory (one trajectory per seat)."""
 
     def add(self, trajectory: Trajectory) -> None:
         self.episodes += 1
+        if trajectory.seat is not None and trajectory.key is not None:
+            self.seated_games.add(episode_key(trajectory.key))
+        else:
+            self.single_player += 1
         self.reward_sum += trajectory.reward
         self.outcomes[trajectory.outcome.value] += 1
+
+    @property
+    def games(self) -> int:
+        """Episodes played to their end, a multi-player game once however many seats it gave
+        (``episodes`` counts trajectories: one per seat there)."""
+        return self.single_player + len(self.seated_games)
 
     @property
     def success_rate(self) -> float:
@@ -78,7 +93,7 @@ class ProgressDisplay:
         if self._progress is not None:
             self._progress.update(
                 self._task,
-                completed=summary.episodes + summary.resumed,
+                completed=summary.games + summary.resumed,
                 success=summary.success_rate,
                 rate=summary.episodes_per_s,
             )
