@@ -226,6 +226,20 @@ def test_the_cli_runs_on_the_cluster_and_resumes_an_interrupted_run(cluster: Clu
     assert '"ray_nodes"' in (run_dir / "eval.json").read_text()
 
 
+def test_the_cli_plays_a_multi_player_env_against_an_opponent_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
+    ran = agenthub_eval(
+        "env=tictactoe", "agent=random", "opponent=oracle", "seat=1", "n=6", "k=2", "backend=ray",
+        f"address={cluster.address}", f"runs_dir={tmp_path}", "run_id=seats", "progress=false",
+    )  # fmt: skip
+
+    assert ran.returncode == 0, ran.stderr
+    trajectories = list(RunStore.existing(tmp_path / "seats").trajectories())
+    assert Counter(t.seat for t in trajectories) == {0: 12, 1: 12}  # every seat of 12 games is stored and scored
+    assert all(t.provenance["opponent"] == "oracle" and t.provenance["agent_seat"] == 1 for t in trajectories)
+    assert all(t.reward >= 0 for t in trajectories if t.seat == 0)  # seat 0 is the nodes' oracle: it never loses
+    assert "ray_node_id" in trajectories[0].provenance
+
+
 def test_backend_settings_that_do_not_fit_are_refused_with_what_to_do(tmp_path: Path) -> None:
     with_url = agenthub_eval("env=guess", "backend=ray", "url=http://127.0.0.1:1", f"runs_dir={tmp_path}")
     assert with_url.returncode != 0 and "backend=ray starts env servers on every Ray node itself" in with_url.stderr

@@ -111,28 +111,30 @@ def run(args: argparse.Namespace) -> int:
     agent_name = agent_spec.name
     # On Ray each node builds its own agent from the name and settings; here only for a local run.
     agent = agent_spec.make(**config.agent_kwargs) if config.backend == "local" else None
-    opponents, players = _opponents(config, spec)
+    opponents, players, opponents_by_name = _opponents(config, spec)
     resume = Path(args.resume) if args.resume else None
-    report, run_dir = asyncio.run(_evaluate(config, agent, agent_name, resume, opponents))
+    report, run_dir = asyncio.run(_evaluate(config, agent, agent_name, resume, opponents, opponents_by_name))
     _print_report(report, config, agent_name, run_dir, players)
     return 0 if report.scored else 1
 
 
-def _opponents(config: EvalConfig, spec: EnvSpec) -> tuple[dict[int, Any], dict[int, str]]:
-    """The agents of the seats ``agent`` does not play, and who plays each seat, by name."""
+def _opponents(
+    config: EvalConfig, spec: EnvSpec
+) -> tuple[dict[int, Any], dict[int, str], dict[int, tuple[str, dict[str, Any]]]]:
+    """The agents of the seats ``agent`` does not play, who plays each seat (by name, for the report),
+    and each opponent seat's agent name and settings (what Ray's nodes build their opponents from)."""
     names = list(spec.seats or (f"seat {s}" for s in range(spec.players)))
     if config.opponent is None:
         # self-play: every seat is scored; an old run's stored seat=0 (the former default) means the same
         if config.seats not in (None, [0]) or config.opponent_kwargs:
             raise ConfigError("seat= and opponent.KEY= go with opponent=NAME, the agent of the other seats")
-        return {}, {s: f"{names[s]}: {config.agent}" for s in range(spec.players)}
-    if config.backend == "ray" and spec.players > 1:
-        raise ConfigError("opponent= runs with backend=local only; leave backend=ray out to play against an opponent")
-    seated = seating(config, spec.info())
-    players = {
-        s: f"{names[s]}: {config.agent if s not in seated.opponents else seated.opponent}" for s in range(spec.players)
-    }
-    return seated.opponents, players
+        return {}, {s: f"{names[s]}: {config.agent}" for s in range(spec.players)}, {}
+    # On Ray each node builds the opponent from its name and settings; here it is only checked.
+    seated = seating(config, spec.info(), make_opponent=config.backend == "local")
+    assert seated.seats is not None and seated.opponent is not None
+    by_name = {s: (seated.opponent, dict(config.opponent_kwargs)) for s in range(spec.players) if s not in seated.seats}
+    players = {s: f"{names[s]}: {by_name[s][0] if s in by_name else config.agent}" for s in range(spec.players)}
+    return seated.opponents, players, by_name
 
 
 @dataclass
@@ -179,7 +181,9 @@ def _provenance(config: EvalConfig, agent_name: str) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def _ray_runner(config: EvalConfig, agent_name: str) -> AsyncIterator[_Runner]:
+async def _ray_runner(
+    config: EvalConfig, agent_name: str, opponents_by_name: dict[int, tuple[str, dict[str, Any]]]
+) -> AsyncIterator[_Runner]:
     from agenthub.rollout.ray import RayRollout
 
     rollout = RayRollout(
@@ -193,8 +197,9 @@ async def _ray_runner(config: EvalConfig, agent_name: str) -> AsyncIterator[_Run
         executor_options={
             "max_attempts": config.max_attempts,
             "episode_timeout_s": config.episode_timeout_s,
-            "provenance": {"agent": agent_name, "agent_kwargs": _public(config.agent_kwargs)},
+            "provenance": _provenance(config, agent_name),
         },
+        opponents=opponents_by_name,
     )
     async with rollout:
         yield _Runner(rollout, rollout.env_info(), rollout.tasks, rollout.stats)
@@ -208,10 +213,15 @@ def _server_overrides(config: EvalConfig) -> dict[str, Any]:
 
 
 async def _evaluate(
-    config: EvalConfig, agent: Any, agent_name: str, resume: Path | None, opponents: dict[int, Any] | None = None
+    config: EvalConfig,
+    agent: Any,
+    agent_name: str,
+    resume: Path | None,
+    opponents: dict[int, Any] | None = None,
+    opponents_by_name: dict[int, tuple[str, dict[str, Any]]] | None = None,
 ) -> tuple[EvalReport, Path]:
     runner = (
-        _ray_runner(config, agent_name)
+        _ray_runner(config, agent_name, opponents_by_name or {})
         if config.backend == "ray"
         else _local_runner(config, agent, agent_name, opponents or {})
     )

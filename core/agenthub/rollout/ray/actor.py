@@ -39,6 +39,8 @@ class NodeWorkerSpec:
     concurrency: int = 64
     env_overrides: Mapping[str, Any] = field(default_factory=dict)
     executor_options: Mapping[str, Any] = field(default_factory=dict)
+    opponents: Mapping[int, tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
+    """Multi-player envs: the agent name and settings of each seat ``agent`` does not play."""
 
     def make_agent(self) -> Agent:
         if isinstance(self.agent, str):
@@ -46,6 +48,14 @@ class NodeWorkerSpec:
 
             return get_plugin_host().agent(self.agent).make(**self.agent_kwargs)
         return self.agent()
+
+    def make_opponents(self) -> dict[int, Agent]:
+        if not self.opponents:
+            return {}
+        from agenthub.plugins import get_plugin_host
+
+        host = get_plugin_host()
+        return {seat: host.agent(name).make(**kwargs) for seat, (name, kwargs) in self.opponents.items()}
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,7 @@ class NodeWorker:
         node_id = ray.get_runtime_context().get_node_id()
         node_ip = ray.util.get_node_ip_address()
         agent = spec.make_agent()  # before the servers: a wrong agent name fails fast
+        opponents = spec.make_opponents()
         pool = await EnvPool.launch(
             spec.env, processes=spec.processes, capacity=spec.concurrency, overrides=dict(spec.env_overrides)
         )
@@ -105,7 +116,9 @@ class NodeWorker:
             env_info = await pool.info()
             options = dict(spec.executor_options)
             provenance = {**options.pop("provenance", {}), "ray_node_id": node_id, "ray_node_ip": node_ip}
-            executor = Executor(pool, agent, concurrency=spec.concurrency, provenance=provenance, **options)
+            executor = Executor(
+                pool, agent, concurrency=spec.concurrency, provenance=provenance, opponents=opponents, **options
+            )
         except BaseException:
             await pool.close()
             raise
@@ -127,15 +140,16 @@ class NodeWorker:
         assert self._pool is not None
         return await self._pool.endpoints[0].client.tasks(split)
 
-    async def run_batch(self, batch: Sequence[EpisodeRequest]) -> AsyncIterator[Trajectory]:
-        """Run ``batch`` (at most ``concurrency`` episodes of this node at once); yield each as it ends."""
+    async def run_batch(self, batch: Sequence[EpisodeRequest]) -> AsyncIterator[tuple[str, list[Trajectory]]]:
+        """Run ``batch`` (at most ``concurrency`` episodes of this node at once); yield each episode's key
+        and trajectories as it ends: one, or one per seat of a multi-player env that the executor keeps."""
         await self.ready()
         executor, env_info = self._executor, self._env_info
         assert executor is not None and env_info is not None
 
-        async def one(request: EpisodeRequest) -> Trajectory:
+        async def one(request: EpisodeRequest) -> tuple[str, list[Trajectory]]:
             async with self._limit:
-                return await executor.run_one(request, env_info)
+                return request.key, await executor.run_episode(request, env_info)
 
         tasks = [asyncio.create_task(one(request)) for request in batch]
         try:

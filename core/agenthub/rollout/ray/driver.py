@@ -41,13 +41,13 @@ from agenthub.rollout.ray.actor import AgentFactory, NodeWorker, NodeWorkerSpec
 from agenthub.rollout.ray.errors import RayBackendError, connect, reason
 from agenthub.rollout.ray.events import BatchEnded, Crashed, Event, Finished, Recovered, Worker, WorkerState
 from agenthub.rollout.ray.resources import EnvResources, NodePlan, env_resources, plan_node
-from agenthub.rollout.store import RunStore
+from agenthub.rollout.store import RunStore, episode_key
 from agenthub.types import EnvInfo, Outcome, TaskList, Trajectory
 
 log = logging.getLogger("agenthub.ray")
 
 # Executor arguments the Ray backend sets itself, or that cannot cross a process boundary.
-_RESERVED_EXECUTOR_OPTIONS = {"pool", "agent", "concurrency", "on_turn"}
+_RESERVED_EXECUTOR_OPTIONS = {"pool", "agent", "concurrency", "on_turn", "opponents"}
 
 
 class RayRollout:
@@ -85,6 +85,9 @@ class RayRollout:
         cpus_per_server: CPUs a node reserves for each env server process (default 1).
         memory_mib_per_session: memory a node reserves for each session; default the
             env's measured footprint (``agenthub.deploy.k8s.MEASURED``).
+        opponents: multi-player envs: ``{seat: (agent name, settings)}`` for each seat
+            ``agent`` does not play, built on each node (``seats=`` in ``executor_options``
+            keeps only the seats a run scores or trains).
     """
 
     def __init__(
@@ -105,6 +108,7 @@ class RayRollout:
         start_timeout_s: float = 300.0,
         cpus_per_server: float | None = None,
         memory_mib_per_session: float | None = None,
+        opponents: Mapping[int, tuple[str, Mapping[str, Any]]] | None = None,
     ) -> None:
         for name, value in [
             ("processes_per_node", processes_per_node),
@@ -133,6 +137,7 @@ class RayRollout:
             concurrency=concurrency_per_node,
             env_overrides=dict(env_overrides or {}),
             executor_options=options,
+            opponents={seat: (name, dict(kwargs)) for seat, (name, kwargs) in (opponents or {}).items()},
         )
         self.batch_size = batch_size
         self.wanted_nodes = list(nodes) if nodes is not None else None
@@ -337,10 +342,13 @@ class RayRollout:
                 if isinstance(event, Finished):
                     outstanding[event.worker] -= 1
                     event.worker.episodes += 1
-                    trajectory = event.trajectory
-                    if trajectory.key is not None and losses[trajectory.key]:
-                        trajectory.provenance["ray_worker_losses"] = losses[trajectory.key]
-                    yield trajectory
+                    for trajectory in event.trajectories:
+                        if trajectory.key in skip:  # a seat stored before a kill is not stored twice
+                            continue
+                        episode = episode_key(trajectory.key) if trajectory.key is not None else None
+                        if episode is not None and losses[episode]:
+                            trajectory.provenance["ray_worker_losses"] = losses[episode]
+                        yield trajectory
                     continue
                 active -= 1
                 if isinstance(event, BatchEnded):
@@ -429,9 +437,9 @@ class RayRollout:
         generator = worker.handle.run_batch.options(num_returns="streaming").remote(batch)
         try:
             async for ref in generator:
-                trajectory: Trajectory = await ref
-                unfinished.pop(trajectory.key or "", None)
-                await events.put(Finished(worker, trajectory))
+                key, trajectories = await ref
+                unfinished.pop(key, None)
+                await events.put(Finished(worker, trajectories))
         except _worker_lost(ray) as exc:
             await events.put(BatchEnded(worker, list(unfinished.values()), death=reason(exc)))
             return
@@ -501,7 +509,8 @@ def _check_executor_options(options: Mapping[str, Any]) -> None:
     if reserved:
         raise AgenthubError(
             f"executor_options may not set {reserved}: the Ray backend sets the pool, the agent and "
-            "concurrency (concurrency_per_node), and on_turn cannot run on another node"
+            "concurrency (concurrency_per_node), each node builds the opponents (pass RayRollout(opponents=...) "
+            "by agent name), and on_turn cannot run on another node"
         )
     unknown = sorted(set(options) - accepted)
     if unknown:

@@ -36,10 +36,10 @@ class Worker:
 
 @dataclass(frozen=True)
 class Finished:
-    """An episode ended on ``worker``."""
+    """An episode ended on ``worker``: its trajectory, or one per seat of a multi-player env."""
 
     worker: Worker
-    trajectory: Trajectory
+    trajectories: list[Trajectory]
 
 
 @dataclass(frozen=True)
