@@ -750,23 +750,28 @@ def webarena_section(web: Json | None, results: Path, docs: Path) -> list[str]:
         f"Memory of the server's process tree (server, browser): {memory.get('idle_tree_mb')} MB idle, about "
         f"{' / '.join(per)} MB more per open session. Step latency doubles at "
         f"{scaling.get('latency_doubles_at_sessions')} concurrent sessions. Over {cycles.get('cycles')} "
-        f"create/close cycles: processes {' -> '.join(str(p) for p in cycles.get('processes_first_last', []))}, "
-        f"growth over the second half {cycles.get('growth_mb_second_half')} MB (noisy at this load).",
+        f"create/close cycles: processes {' -> '.join(str(p) for p in cycles.get('processes_first_last', []))}.",
         "",
-        *webarena_cycle_reading(cycles.get("samples", []), memory.get("by_open_sessions", [])),
+        *webarena_cycle_reading(cycles, memory.get("by_open_sessions", [])),
         *image(results, docs, "webarena_env.png", WEBARENA_PLOT_ALT),
         "",
     ]
     return lines
 
 
-def webarena_cycle_reading(samples: list[Json], by_open: list[Json]) -> list[str]:
-    """The create/close samples in one line, and the marginal cost of a session between the largest counts."""
+FLAT_MB_PER_1000_CYCLES = 10.0
+"""Memory counts as flat over create/close cycles when it grows less than this per 1,000 (10 KB a context)."""
+
+
+def webarena_cycle_reading(cycles: Json, by_open: list[Json]) -> list[str]:
+    """The create/close samples, which part of the tree grew (if any), and the marginal cost of a session."""
+    samples = cycles.get("samples", [])
     if not samples:
         return []
+    every = samples[1]["cycle"] - samples[0]["cycle"] if len(samples) > 1 else 0
     points = ", ".join(f"{s['tree_mb']:.0f} MB at cycle {s['cycle']}" for s in samples)
     loads = [s["load_avg"] for s in samples if s.get("load_avg") is not None]
-    line = f"Process-tree memory every 100 cycles: {points}."
+    line = f"Process-tree memory every {every} cycles: {points}."
     if loads:
         line += f" Load average during the cycles {min(loads):.1f} to {max(loads):.1f}."
     if len(by_open) >= 2:
@@ -776,13 +781,34 @@ def webarena_cycle_reading(samples: list[Json], by_open: list[Json]) -> list[str
             f" Between {a['open_sessions']} and {b['open_sessions']} open sessions each one adds "
             f"({b['tree_mb']} - {a['tree_mb']}) / {b['open_sessions'] - a['open_sessions']} = {marginal:.0f} MB."
         )
-    growth = max(s["tree_mb"] for s in samples[len(samples) // 2 :]) - min(s["tree_mb"] for s in samples[1:])
-    if growth > 20:  # MB: more than the noise of one sample, so say so rather than call it flat
-        line += (
-            f" The samples after the first range over {growth:.0f} MB, so this run does not show memory flat;"
-            " whether something leaks per browser context stays open until a run on a quiet machine."
-        )
-    return [line, ""]
+    lines = [line, ""]
+    slope = cycles.get("slope_mb_per_1000_second_half")
+    parts = cycles.get("component_slopes_mb_per_1000_second_half", {})
+    if slope is None or "components_mb" not in samples[-1]:  # a result from before the samples were split
+        growth = max(s["tree_mb"] for s in samples[len(samples) // 2 :]) - min(s["tree_mb"] for s in samples[1:])
+        if growth > 20:  # MB: more than the noise of one sample, so say so rather than call it flat
+            lines += [
+                f"The samples after the first range over {growth:.0f} MB (renderers of closed sessions still "
+                "exiting were counted), so this run does not show memory flat.",
+                "",
+            ]
+        return lines
+    later = samples[len(samples) // 2 :]
+    low, high = min(s["tree_mb"] for s in later), max(s["tree_mb"] for s in later)
+    by_part = ", ".join(f"{name} {value:+.1f}" for name, value in parts.items() if value is not None)
+    verdict = (
+        f"flat: under the {FLAT_MB_PER_1000_CYCLES:g} MB per 1,000 cycles this page counts as flat"
+        if abs(slope) <= FLAT_MB_PER_1000_CYCLES
+        else f"**not flat**: over the {FLAT_MB_PER_1000_CYCLES:g} MB per 1,000 cycles this page allows"
+    )
+    lines += [
+        f"Each sample is taken once the closed sessions' renderers have exited. Over the second half "
+        f"(cycles {later[0]['cycle']} to {later[-1]['cycle']}) the tree stays within {low:.0f} to {high:.0f} MB "
+        f"and its least-squares slope is {slope:+.1f} MB per 1,000 cycles, {verdict}. By part, MB per 1,000 "
+        f"cycles: {by_part}.",
+        "",
+    ]
+    return lines
 
 
 def freshness_section(results: Path, learning_path: Path) -> list[str]:

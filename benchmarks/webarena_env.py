@@ -8,7 +8,9 @@ Chromium) and measures, over HTTP as a trainer sees it:
 - memory per open session: the PSS (shared pages split between their processes) of the server's whole
   process tree (server, Playwright driver, Chromium and its renderers, the shop), N sessions open, per session;
 - sessions per server at which step latency doubles: k sessions stepping at once, k = 1, 2, 4, ...;
-- memory over create/close cycles (1,000 by default): browser contexts must not leak.
+- memory over create/close cycles (1,000 by default): browser contexts must not leak. Each sample waits
+  for the closed sessions' renderers to exit, and splits the tree into its parts (env server, Playwright
+  driver, Chromium's browser process, its helpers, renderers, the shop), so a part that grows is named.
 
     python benchmarks/webarena_env.py            # the full run (several minutes on an idle machine)
     python benchmarks/webarena_env.py --quick    # small counts: shows it works, measures little
@@ -71,6 +73,67 @@ def tree_rss_mb(pid: int) -> float:
         except OSError:
             continue
     return round(total / 1024, 1)
+
+
+def process_pss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def component(pid: int, server_pid: int) -> str | None:
+    """Which part of the env server a process is (None: exited while being looked at)."""
+    if pid == server_pid:
+        return "server"
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    if not cmd:
+        return None  # a zombie: exited, not yet reaped
+    if "chrom" in cmd:
+        kind = re.search(r"--type=([\w-]+)", cmd)
+        if kind is None:
+            return "browser"
+        return "renderers" if kind.group(1) == "renderer" else "browser helpers"
+    if "playwright" in cmd or "node" in cmd.split(" ", 1)[0]:
+        return "driver"
+    if "shop" in cmd:
+        return "shop"
+    return "other"
+
+
+def tree_components(pid: int) -> dict[str, dict[str, float]]:
+    """PSS and process count of each part of the server's tree."""
+    parts: dict[str, dict[str, float]] = {}
+    for p in tree_pids(pid):
+        name = component(p, pid)
+        if name is None:
+            continue
+        part = parts.setdefault(name, {"processes": 0, "pss_mb": 0.0})
+        part["processes"] += 1
+        part["pss_mb"] = round(part["pss_mb"] + process_pss_mb(p), 1)
+    return dict(sorted(parts.items()))
+
+
+def renderers_gone(pid: int, timeout_s: float = 15.0) -> float:
+    """Wait for the closed sessions' renderer processes to exit (they linger a moment): the seconds waited."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout_s and "renderers" in tree_components(pid):
+        time.sleep(0.2)
+    return round(time.perf_counter() - t0, 2)
+
+
+def slope_per_1000(points: list[tuple[float, float]]) -> float | None:
+    """Least-squares growth of y per 1,000 x (None with fewer than 3 points)."""
+    if len(points) < 3:
+        return None
+    fit = statistics.linear_regression([x for x, _ in points], [y for _, y in points])
+    return round(fit.slope * 1000, 1)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -143,8 +206,12 @@ def plot(result: dict[str, Any], path: Path) -> None:
     memory.set_ylabel("PSS of the server's process tree, MB")
     memory.set_title("memory vs open sessions")
     samples = result["create_close_cycles"]["samples"]
-    cycles.plot([s["cycle"] for s in samples], [s["tree_mb"] for s in samples], marker="o")
+    xs = [s["cycle"] for s in samples]
+    cycles.plot(xs, [s["tree_mb"] for s in samples], marker="o", label="whole tree")
+    for name in sorted({name for s in samples for name in s.get("components_mb", {})}):
+        cycles.plot(xs, [s.get("components_mb", {}).get(name, 0.0) for s in samples], linewidth=1, label=name)
     cycles.set_ylim(bottom=0)
+    cycles.legend(fontsize=7, ncol=2)
     cycles.set_xlabel("create/close cycles")
     cycles.set_ylabel("PSS of the server's process tree, MB")
     cycles.set_title("memory over create/close cycles")
@@ -260,25 +327,34 @@ def main() -> int:
         print("scaling", json.dumps(result["scaling"]), flush=True)
 
         samples = []
-        every = max(1, cycles // 10)
+        every = max(1, cycles // 20)
         t0 = time.perf_counter()
         for i in range(cycles):
             bench.close(bench.create(i)["session_id"])
             if i % every == 0 or i == cycles - 1:
+                waited = renderers_gone(server.pid)  # a renderer still exiting is not a leak
+                parts = tree_components(server.pid)
                 samples.append(
                     {
                         "cycle": i + 1,
-                        "tree_mb": tree_rss_mb(server.pid),
-                        "processes": len(tree_pids(server.pid)),
+                        "tree_mb": round(sum(part["pss_mb"] for part in parts.values()), 1),
+                        "components_mb": {name: part["pss_mb"] for name, part in parts.items()},
+                        "processes": int(sum(part["processes"] for part in parts.values())),
+                        "renderers_waited_s": waited,
                         "load_avg": round(os.getloadavg()[0], 2),
                     }
                 )
         later = samples[len(samples) // 2 :]
+        names = sorted({name for s in later for name in s["components_mb"]})
         result["create_close_cycles"] = {
             "cycles": cycles,
             "seconds": round(time.perf_counter() - t0, 1),
             "samples": samples,
             "growth_mb_second_half": round(later[-1]["tree_mb"] - later[0]["tree_mb"], 1),
+            "slope_mb_per_1000_second_half": slope_per_1000([(s["cycle"], s["tree_mb"]) for s in later]),
+            "component_slopes_mb_per_1000_second_half": {
+                name: slope_per_1000([(s["cycle"], s["components_mb"].get(name, 0.0)) for s in later]) for name in names
+            },
             "processes_first_last": [samples[0]["processes"], samples[-1]["processes"]],
         }
         print("cycles", json.dumps(result["create_close_cycles"]), flush=True)

@@ -133,8 +133,16 @@ class BrowserHost:
     def connected(self) -> bool:
         return self._browser is not None and bool(self._browser.is_connected())
 
+    def open_contexts(self) -> int:
+        """Contexts open in the live browser (0 without one): every closed session must leave none behind."""
+
+        async def count() -> int:
+            return len(self._browser.contexts) if self.connected() else 0
+
+        return self.run(count(), timeout_s=30)
+
     def shutdown(self) -> None:
-        """Close the browser and stop Playwright (at server exit)."""
+        """Close the browser, stop Playwright, then stop and close the loop thread (the host can start again)."""
         if self._loop is None:
             return
 
@@ -146,10 +154,18 @@ class BrowserHost:
                 await self._playwright.stop()
             self._browser = self._playwright = None
 
+        loop, thread = self._loop, self._thread
         try:
             self.run(stop(), timeout_s=30)
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
+            loop.call_soon_threadsafe(loop.stop)
+            if thread is not None:
+                thread.join(timeout=30)
+            if not loop.is_running():
+                loop.close()  # its self-pipe sockets too, which an unclosed loop leaves to the garbage collector
+            with self._lock:
+                self._loop = self._thread = None
+                self._launch_lock = None
 
 
 _HOST: BrowserHost | None = None

@@ -303,6 +303,37 @@ def test_built_in_tasks_run_on_a_shop_site_of_their_own(chromium: None, monkeypa
         second.close()
 
 
+def test_closed_sessions_leave_no_browser_context_and_no_shop_site(
+    chromium: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What must not leak, counted where it lives: the browser's contexts and the shop's session databases."""
+    from agenthub_env_webarena.browser import BrowserHost
+    from agenthub_env_webarena.env import WebArenaEnv, builtin_shop_url
+
+    monkeypatch.delenv(TASKS_ENV_VAR, raising=False)
+    monkeypatch.delenv("SHOPPING", raising=False)
+
+    def shop_sessions() -> int:
+        return int(httpx.get(f"{builtin_shop_url()}/_health", timeout=30).json()["sessions"])
+
+    host = BrowserHost()  # this test's own browser: its contexts are this test's sessions only
+    try:
+        task_id = WebArenaEnv(host=host).splits["test"][0].task_id
+        before = shop_sessions()
+        for _ in range(12):
+            env = WebArenaEnv(host=host)
+            env.reset(task_id=task_id)
+            env.reset(task_id=task_id)  # a reset replaces the context and resets the same shop site
+            assert host.open_contexts() == 1
+            assert shop_sessions() == before + 1
+            env.close()
+            assert host.open_contexts() == 0
+            assert shop_sessions() == before
+        assert host.launches == 1
+    finally:
+        host.shutdown()
+
+
 def test_the_tree_follows_webarena_s_pruning() -> None:
     def node(i: str, role: str, name: str = "", children: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
         return {"nodeId": i, "role": {"value": role}, "name": {"value": name}, "childIds": list(children),
