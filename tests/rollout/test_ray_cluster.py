@@ -192,6 +192,20 @@ async def test_env_servers_on_every_node_serve_an_executor_that_runs_here(cluste
             socket.create_connection((host, int(port)), timeout=5).close()
 
 
+async def test_a_pool_that_connected_to_ray_itself_disconnects_when_closed(cluster: Cluster) -> None:
+    """A trainer that never touched Ray (TRL with backend=ray) leaves no connection behind its run."""
+    ray.shutdown()  # this driver as a trainer's process sees it: not connected
+    try:
+        async with await launch_on_ray("guess", address=cluster.address, capacity=4) as pool:
+            assert pool.owns_ray and ray.is_initialized()
+            assert len(pool.endpoints) == WORKER_NODES
+        assert not ray.is_initialized()
+    finally:
+        if not ray.is_initialized():
+            ray.init(address=cluster.address, log_to_driver=False)
+            ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
 def agenthub_eval(*args: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agenthub", "eval", *args], capture_output=True, text=True, timeout=timeout_s

@@ -55,9 +55,11 @@ class NodeEnvServers:
 
 
 class RayEnvPool(EnvPool):
-    """An :class:`EnvPool` over env servers that Ray actors keep on the cluster's nodes; closing it stops them."""
+    """An :class:`EnvPool` over env servers that Ray actors keep on the cluster's nodes; closing it stops them,
+    and disconnects from Ray (stopping a one-machine Ray) when :func:`launch_on_ray` was the one to connect."""
 
     actors: list[Any]
+    owns_ray: bool = False
 
     async def close(self) -> None:
         await super().close()
@@ -68,6 +70,9 @@ class RayEnvPool(EnvPool):
             with contextlib.suppress(Exception):
                 ray.kill(actor)
         self.actors = []
+        if self.owns_ray:
+            self.owns_ray = False
+            ray.shutdown()
 
 
 async def launch_on_ray(
@@ -79,8 +84,30 @@ async def launch_on_ray(
     overrides: Mapping[str, Any] | None = None,
     start_timeout_s: float = 300.0,
 ) -> RayEnvPool:
-    """Start ``env``'s servers on every Ray node with room for one and pool them (``capacity`` sessions a server)."""
-    ray, _ = connect(address)
+    """Start ``env``'s servers on every Ray node with room for one and pool them (``capacity`` sessions a server).
+
+    Where this process was not connected to Ray yet, this call connects (to ``address``, or to a new
+    one-machine Ray) and the pool's ``close()`` disconnects again, stopping a Ray it started; a connection
+    the caller made stays the caller's."""
+    ray, owned = connect(address)
+    try:
+        pool = await _start_servers(ray, env, processes_per_node, capacity, overrides, start_timeout_s)
+    except BaseException:
+        if owned:  # a Ray this call started or joined goes with the servers that could not start
+            ray.shutdown()
+        raise
+    pool.owns_ray = owned
+    return pool
+
+
+async def _start_servers(
+    ray: Any,
+    env: str,
+    processes_per_node: int,
+    capacity: int,
+    overrides: Mapping[str, Any] | None,
+    start_timeout_s: float,
+) -> RayEnvPool:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     settings = dict(overrides or {})
