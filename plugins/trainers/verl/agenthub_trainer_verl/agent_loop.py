@@ -37,13 +37,13 @@ from agenthub import (
     get_plugin_host,
 )
 from agenthub.rollout import EpisodeRequest, Executor, FixedHorizon, SamplingParams, TokenPolicy, build_horizon
-from agenthub.training import StepOutcomeLog, seating
+from agenthub.training import StepOutcomeLog
 from verl.experimental.agent_loop import AgentLoopBase, AgentLoopOutput
 
 from agenthub_trainer_verl.engine import VerlGenerate
 from agenthub_trainer_verl.loop_settings import LoopSettings
 from agenthub_trainer_verl.output import Limits, to_agent_loop_output
-from agenthub_trainer_verl.pools import shared_pool
+from agenthub_trainer_verl.pools import shared_pool, shared_seating
 from agenthub_trainer_verl.rows import task_of_row
 
 log = logging.getLogger("agenthub.verl")
@@ -103,7 +103,7 @@ class AgenthubAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
             system_prompt=settings.system_prompt,
             name="verl",
         )
-        seated = seating(settings, info)  # who plays the other seats of a multi-player env; checked at launch
+        seated = shared_seating(settings, info)  # who plays the other seats; built by the worker's first episode
         seated.require_one_trajectory("verl")
         executor = Executor(
             pool,

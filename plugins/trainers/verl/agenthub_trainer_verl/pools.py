@@ -1,10 +1,12 @@
-"""One env pool per agent-loop worker process, shared by all its episodes.
+"""What an agent-loop worker process shares across all its episodes: one env pool, one seating.
 
 verl builds a new agent loop object for every sample, inside an
 ``AgentLoopWorker`` Ray actor that runs them all on one event loop. The pool
 (connections, and the local env servers when no ``urls`` are given) must
 outlive each sample, so it is kept here, keyed by its settings and the
-running loop. Local servers are stopped when the worker process exits.
+running loop. Local servers are stopped when the worker process exits. So is a
+multi-player env's seating: its opponent (a model, say) is built by the first
+episode and played by every later one, as ``agenthub eval`` plays one opponent.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import json
 
+from agenthub import EnvInfo
 from agenthub.rollout import EnvPool
+from agenthub.training import Seating, seating
 
 from agenthub_trainer_verl.loop_settings import LoopSettings
 
@@ -21,6 +26,19 @@ PoolKey = tuple[int, str, tuple[str, ...], int, int, str | None, float]
 
 _pools: dict[PoolKey, EnvPool] = {}
 _locks: dict[PoolKey, asyncio.Lock] = {}
+_seatings: dict[str, Seating] = {}
+
+
+def shared_seating(settings: LoopSettings, info: EnvInfo) -> Seating:
+    """This process's seating for ``settings`` on the env ``info`` describes: built (and checked) once."""
+    key = json.dumps(
+        [info.name, info.players, settings.seat, settings.opponent, settings.opponent_kwargs],
+        sort_keys=True,
+        default=str,
+    )
+    if key not in _seatings:  # no await between the check and the store: one build per key on this loop
+        _seatings[key] = seating(settings, info)
+    return _seatings[key]
 
 
 def _key(settings: LoopSettings) -> PoolKey:

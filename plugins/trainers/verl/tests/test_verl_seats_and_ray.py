@@ -58,8 +58,19 @@ class FirstFreeCell:
 
 
 def test_seat_1_against_the_oracle_is_trained_on_seat_1s_episode_and_reward(
-    tmp_path: Path, tiny_model: Path, tokenizer: Any
+    tmp_path: Path, tiny_model: Path, tokenizer: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import agenthub_trainer_verl.pools as worker_shared
+
+    built: list[Any] = []
+
+    def counted_seating(*args: Any, **kwargs: Any) -> Any:  # the real one, its builds counted
+        built.append(real_seating(*args, **kwargs))
+        return built[-1]
+
+    real_seating = worker_shared.seating
+    monkeypatch.setattr(worker_shared, "seating", counted_seating)
+    monkeypatch.setattr(worker_shared, "_seatings", {})
     with LocalServer("tictactoe") as server:
         config = VerlConfig(
             env="tictactoe",
@@ -85,18 +96,22 @@ def test_seat_1_against_the_oracle_is_trained_on_seat_1s_episode_and_reward(
         dataset = RLHFDataset(data_files=[str(launch.train_file)], tokenizer=worker.tokenizer, config=verl_config.data)
         row = {k: v for k, v in dataset[0].items() if not isinstance(v, torch.Tensor)}
 
-        async def sample() -> Any:
-            [trajectory] = await get_trajectory_info(-1, [0], False)
-            try:
-                return await worker._run_agent_loop(dict(SAMPLING), trajectory, trace=False, **row)
+        async def samples() -> list[Any]:
+            trajectories = await get_trajectory_info(-1, [0, 1], False)
+            try:  # two samples on one worker, as verl runs a step's samples
+                return [
+                    await worker._run_agent_loop(dict(SAMPLING), trajectory, trace=False, **row)
+                    for trajectory in trajectories
+                ]
             finally:
                 await close_pools()
 
-        output = asyncio.run(sample())
+        outputs = asyncio.run(samples())
     # O moving into the first free cell loses to the oracle's X: seat 1's return, not seat 0's +1
-    assert output.reward_score == pytest.approx(-1.0)
-    assert output.extra_fields["agenthub_outcome"] == "failure"
-    assert engine.calls >= 2  # seat 1's moves; the oracle's are not the engine's
+    assert [output.reward_score for output in outputs] == pytest.approx([-1.0, -1.0])
+    assert all(output.extra_fields["agenthub_outcome"] == "failure" for output in outputs)
+    assert engine.calls >= 4  # seat 1's moves; the oracle's are not the engine's
+    assert len(built) == 1 and built[0].opponent == "tictactoe-oracle"  # the worker's first episode built the opponent
 
 
 @pytest.mark.parametrize(
