@@ -12,8 +12,9 @@ from agenthub.training import resumption
 from agenthub_trainer_swift.config import SwiftConfig
 from agenthub_trainer_swift.launch import SWIFT_OUTPUT_DIR
 
-RESUMABLE_CHANGES = frozenset({"steps", "resume"})
-"""Settings a resumed run may change; any other difference would make it a different run."""
+RESUMABLE_CHANGES = frozenset({"steps", "resume", "backend", "address"})
+"""Settings a resumed run may change; any other difference would make it a different run. ``backend`` and
+``address`` only say where the env servers run: a resumed run starts its own and writes their URLs anew."""
 
 
 def saved_config(settings: SwiftConfig) -> dict[str, Any]:

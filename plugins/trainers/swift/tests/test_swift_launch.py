@@ -136,6 +136,18 @@ def test_resume_dry_run_prints_swifts_resume_command_and_writes_nothing(tmp_path
     assert f"# file {run / 'dataset.jsonl'} (24 lines)" in out  # 12 steps x 2 tasks, the same order first
 
 
+def test_resume_may_move_the_env_servers_onto_a_ray_cluster(tmp_path: Path) -> None:
+    from agenthub_trainer_swift.config import SwiftConfig
+    from agenthub_trainer_swift.runs import check_resumable
+
+    run = stored_run(tmp_path, 2)
+    moved = SwiftConfig(
+        env="trail", steps=5, tasks_per_step=2, runs_dir=str(tmp_path), run_id="r", resume=str(run), backend="ray",
+        address="auto",
+    )  # fmt: skip
+    assert check_resumable(moved) == run
+
+
 def test_resume_refuses_changes_and_a_run_without_checkpoints(tmp_path: Path) -> None:
     run = stored_run(tmp_path, 2)
     before = snapshot(run)
@@ -143,7 +155,7 @@ def test_resume_refuses_changes_and_a_run_without_checkpoints(tmp_path: Path) ->
     done = subprocess.run([*command, "num_generations=2"], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2
     assert f"cannot resume {run}: its config differs in num_generations: 4 -> 2" in done.stderr
-    assert "only steps may change on resume" in done.stderr
+    assert "only address, backend, steps may change on resume" in done.stderr
     (run / "swift" / "checkpoint-2").rmdir()
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and "swift saved no checkpoint in" in done.stderr
