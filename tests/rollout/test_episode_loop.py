@@ -22,7 +22,7 @@ from agenthub import (
     get_plugin_host,
     play_episode,
 )
-from agenthub.rollout.episode_loop import terminal_outcome
+from agenthub.rollout.episode_loop import not_evaluated, terminal_outcome
 from agenthub.rollout.executor import EpisodeRequest, Executor
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.token_assembly import ContextLengthExceeded
@@ -120,7 +120,17 @@ async def test_both_paths_record_the_same_provenance(guess_url: str, play: Play)
         (0.0, {"won": True}, Outcome.SUCCESS),  # the env's word wins over the reward
         (1.0, {"won": False}, Outcome.FAILURE),
         (0.5, {"won": None}, Outcome.SUCCESS),  # None is "not said": the reward decides
+        (0.0, {"not_evaluated": ["fuzzy_match: no judge"]}, Outcome.ENV_ERROR),  # neither won nor lost
+        (1.0, {"not_evaluated": ["no judge"], "won": True}, Outcome.ENV_ERROR),  # unscored wins over all
+        (0.0, {"not_evaluated": []}, Outcome.FAILURE),  # nothing left unscored
     ],
 )
 def test_the_outcome_rule(reward: float, info: dict[str, Any], outcome: Outcome) -> None:
     assert terminal_outcome(reward, info) is outcome
+
+
+def test_an_unscored_end_says_why() -> None:
+    assert not_evaluated({"not_evaluated": ["fuzzy_match: no judge", "program_html: page gone"]}) == (
+        "the env could not score this episode: fuzzy_match: no judge; program_html: page gone"
+    )
+    assert not_evaluated({"not_evaluated": []}) is None and not_evaluated({"won": False}) is None

@@ -11,7 +11,9 @@ A trainer replaces its framework's rollout step with the hub executor:
 * :class:`RunStore`: the run directory (config, trajectories, metrics) that resume reads;
 * :func:`build_horizon`, :class:`FixedHorizon`: turn-limit schedules (``horizon.*``);
 * :func:`terminal_outcome`: the one rule for how an episode the env ended came out
-  (``info["won"]`` when given, else reward > 0), for a trainer that steps sessions itself;
+  (``info["won"]`` when given, else reward > 0; ``env_error`` when ``info["not_evaluated"]``
+  says the env could not score it, :func:`not_evaluated` its reason), for a trainer that steps
+  sessions itself;
   :func:`env_failure` and :class:`EpisodeFailure`: the one rule for how a failed env call
   ends it (``env_error``, ``timeout`` or ``agent_error``, and whether a fresh session may help).
 
@@ -27,7 +29,13 @@ from agenthub.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from agenthub.rollout.collect import EpisodeSource, collect
-    from agenthub.rollout.episode_loop import EpisodeFailure, env_failure, play_episode, terminal_outcome
+    from agenthub.rollout.episode_loop import (
+        EpisodeFailure,
+        env_failure,
+        not_evaluated,
+        play_episode,
+        terminal_outcome,
+    )
     from agenthub.rollout.executor import EpisodeRequest, Executor, episode_requests
     from agenthub.rollout.horizon import FixedHorizon, LinearHorizon, StepwiseHorizon, build_horizon
     from agenthub.rollout.policy import (
@@ -57,6 +65,7 @@ __getattr__ = lazy_exports(
         "collect": ".collect",
         "EpisodeFailure": ".episode_loop",
         "env_failure": ".episode_loop",
+        "not_evaluated": ".episode_loop",
         "play_episode": ".episode_loop",
         "terminal_outcome": ".episode_loop",
         "EpisodeRequest": ".executor",
@@ -118,6 +127,7 @@ __all__ = [
     "env_failure",
     "episode_requests",
     "new_run_id",
+    "not_evaluated",
     "play_episode",
     "render",
     "terminal_outcome",

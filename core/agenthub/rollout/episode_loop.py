@@ -40,9 +40,21 @@ StartCallback = Callable[[TaskId | None, str], None]
 """``on_start(task_id, first_observation)``, called once the env session exists."""
 
 
+def not_evaluated(info: Mapping[str, Any]) -> str | None:
+    """Why the env could not score the episode it ended (its ``info["not_evaluated"]``), or None."""
+    reasons = info.get("not_evaluated")
+    if not reasons:
+        return None
+    said = "; ".join(str(r) for r in reasons) if isinstance(reasons, list | tuple) else str(reasons)
+    return f"the env could not score this episode: {said}"
+
+
 def terminal_outcome(reward: float, info: Mapping[str, Any]) -> Outcome:
-    """How an episode the env ended (``terminated``) came out: ``info["won"]`` when the env says,
-    else whether the last step's reward is positive."""
+    """How an episode the env ended (``terminated``) came out: ``env_error`` when the env says it could
+    not score it (``info["not_evaluated"]``: neither won nor lost, so neither trained on nor counted),
+    else ``info["won"]`` when the env says, else whether the last step's reward is positive."""
+    if not_evaluated(info) is not None:
+        return Outcome.ENV_ERROR
     won = info.get("won")
     success = bool(won) if won is not None else reward > 0
     return Outcome.SUCCESS if success else Outcome.FAILURE
@@ -204,6 +216,7 @@ class EpisodePlay:
             if self.on_turn is not None:
                 self.on_turn(len(self.turns), turn)
             if result.terminated:
+                self.error = not_evaluated(result.info)  # an unscored end is stored with the env's reason
                 return terminal_outcome(result.reward, result.info)
             if result.truncated:
                 return Outcome.TRUNCATED

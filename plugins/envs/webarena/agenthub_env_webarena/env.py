@@ -8,7 +8,8 @@ objective and the previous action. Actions are WebArena's id-based action
 space (:mod:`.actions`). ``stop [answer]`` ends the episode and scores it with
 WebArena's evaluators on the final page: reward 1.0 or 0.0, ``info["won"]``;
 a check that could not run (no judge for ``fuzzy_match``) leaves ``won`` out,
-lists the reasons in ``info["not_evaluated"]`` and pays 0.
+lists the reasons in ``info["not_evaluated"]`` and pays 0; the hub records that
+episode as ``env_error`` (neither won nor lost: not counted, not trained on).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from agenthub import LocalServer
+from agenthub import AgentReply, LocalServer
 from agenthub.testing import check_env
 
 from agenthub_env_webarena.accessibility import IdMap, clean, render, truncate
@@ -456,6 +456,38 @@ def test_an_episode_through_the_service(http: httpx.Client) -> None:
     final = step(http, sid, "stop").json()
     assert final["reward"] == 1.0 and final["terminated"] and final["info"]["won"] is True
     assert http.delete(f"/v1/sessions/{sid}").status_code == 204
+
+
+class Says:
+    """A scripted agent: the given actions in turn, as a model's replies."""
+
+    def __init__(self, *actions: str) -> None:
+        self.actions = actions
+
+    def start_episode(self, task: Any, env: Any) -> Says:
+        self.left = list(self.actions)
+        return self
+
+    async def act(self, observation: Any) -> AgentReply:
+        return AgentReply(action=self.left.pop(0))
+
+
+def test_an_episode_with_no_judge_for_fuzzy_match_is_neither_won_nor_lost(server: LocalServer) -> None:
+    """The hub records it as env_error with the env's reason: not a failure in eval, not trained on, not retried."""
+    import asyncio
+
+    from agenthub import Outcome, Task
+    from agenthub.rollout import EnvPool, EpisodeRequest, Executor
+
+    async def play() -> Any:
+        async with EnvPool.from_urls([server.url]) as pool:
+            executor = Executor(pool, Says("stop [ask at the counter]"), max_attempts=3)
+            return await executor.run_one(EpisodeRequest("0/0", Task(env="webarena", task_id=4)))
+
+    trajectory = asyncio.run(play())
+    assert trajectory.outcome is Outcome.ENV_ERROR and not trajectory.trainable
+    assert trajectory.error is not None and "could not score this episode" in trajectory.error
+    assert "fuzzy_match" in trajectory.error and len(trajectory.turns) == 1  # one attempt: a retry cannot help
 
 
 def test_the_conformance_checker_passes(server: LocalServer) -> None:

@@ -41,6 +41,7 @@ from agenthub.rollout import (
     RunStore,
     SamplingParams,
     TokenPolicy,
+    not_evaluated,
     terminal_outcome,
 )
 from agenthub.training import StepOutcomeLog, seating
@@ -305,6 +306,7 @@ class AgenthubScheduler(MultiTurnScheduler):  # type: ignore[misc]
         )
         if result.terminated:
             episode.outcome = terminal_outcome(result.reward, result.info)
+            episode.error = not_evaluated(result.info)  # an unscored end is stored with the env's reason
         elif result.truncated or len(episode.turns) >= episode.max_turns:
             episode.outcome = Outcome.TRUNCATED
         else:
