@@ -62,27 +62,18 @@ def tree_pids(pid: int) -> set[int]:
     return found
 
 
+def process_pss_mb(pid: int) -> float:
+    """PSS of one process, MB (shared pages split between the processes that map them); 0 once it exited."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0.0  # exited while the tree was being read
+    return next((int(line.split()[1]) / 1024 for line in text.splitlines() if line.startswith("Pss:")), 0.0)
+
+
 def tree_rss_mb(pid: int) -> float:
     """PSS of the process tree: each shared page (Chromium's many processes share most) counted once in all."""
-    total = 0
-    for p in tree_pids(pid):
-        try:
-            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return round(total / 1024, 1)
-
-
-def process_pss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+    return round(sum(process_pss_mb(p) for p in tree_pids(pid)), 1)
 
 
 def component(pid: int, server_pid: int) -> str | None:

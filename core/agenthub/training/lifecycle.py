@@ -149,14 +149,12 @@ def _ray_env_servers(
     env: str, address: str | None, processes: int, max_sessions: int, token: str | None
 ) -> Iterator[ServerUrls]:
     """``env``'s servers on the Ray cluster's nodes (:func:`agenthub.rollout.ray.launch_on_ray`), one event
-    loop from start to stop (the pool's clients belong to it)."""
-    from agenthub.rollout.ray import connect, launch_on_ray  # Ray: only for a run that asks for it
+    loop from start to stop (the pool's clients belong to it). A Ray the pool started itself (no cluster
+    to join) stops with it, after the servers."""
+    from agenthub.rollout.ray import launch_on_ray  # Ray: only for a run that asks for it
 
     token = token or secrets.token_urlsafe(24)
-    ray, owned = connect(address)
-    with contextlib.ExitStack() as stack, asyncio.Runner() as runner:
-        if owned:  # a Ray this run started itself (no cluster to join) stops with it, after the servers
-            stack.callback(ray.shutdown)
+    with asyncio.Runner() as runner:
         pool = runner.run(
             launch_on_ray(
                 env,
