@@ -120,7 +120,7 @@ class DenseIndex:
         end = self._map.find(b"\n", start)
         row = json.loads(self._map[start : end if end >= 0 else len(self._map)])
         title, text = split_contents(row["contents"])
-        return Passage(str(row.get("id", index)), title, text, score)
+        return Passage(str(row.get("id", index)), title, text, score, row["contents"])
 
     def search(self, queries: list[str], k: int = 3) -> list[list[Passage]]:
         if not queries:

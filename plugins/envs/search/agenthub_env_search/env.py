@@ -8,13 +8,13 @@ ends the episode with reward 1.0 on an exact match after SQuAD normalization, el
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agenthub import Action
 
+from agenthub_env_search.actions import parse_action as parse_reply
 from agenthub_env_search.bm25 import BM25Params, Passage
 from agenthub_env_search.data import DEFAULT_SEED, default_dataset, load_questions
 from agenthub_env_search.normalize import exact_match, f1_score
@@ -23,29 +23,30 @@ from agenthub_env_search.tasks import TEST_COUNT, TRAIN_COUNT
 
 StepTuple = tuple[str, float, bool, bool, dict[str, Any]]
 
-# Search-R1 takes the first tagged action of a message.
-_TAGGED = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
-_PLAIN = re.compile(r"^\s*(search|answer)\s*:\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
+# Search-R1's words for a reply with no action (execute_predictions), less its surrounding newlines.
 INVALID = (
     "My previous action is invalid. If I want to search, I should put the query between <search> and </search>. "
     "If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again."
 )
 
 
-def parse_action(action: Action) -> tuple[str, str] | None:
+def parse_action(action: Action, *, lenient: bool = False) -> tuple[str, str] | None:
     """``("search" | "answer", text)`` from a model message, or ``None`` when it holds neither."""
-    if not isinstance(action, str):
-        return None
-    found = _TAGGED.search(action) or _PLAIN.search(action)
-    if found is None:
-        return None
-    return found.group(1).lower(), found.group(2).strip()
+    return parse_reply(action, lenient=lenient)
+
+
+def passages_to_string(passages: list[Passage]) -> str:
+    """Search-R1's ``_passages2string``: the first line of a passage's contents is its title, as written."""
+    out = ""
+    for i, passage in enumerate(passages, 1):
+        title, _, text = passage.contents.partition("\n")
+        out += f"Doc {i}(Title: {title}) {text}\n"
+    return out
 
 
 def format_information(passages: list[Passage]) -> str:
-    """Search-R1's layout: ``Doc 1(Title: T) text`` per passage, inside <information> tags."""
-    docs = "".join(f"Doc {i}(Title: {p.title}) {p.text}\n" for i, p in enumerate(passages, 1))
-    return f"<information>{docs.rstrip()}</information>"
+    """Search-R1's observation of a search: ``<information>`` around the stripped passages string."""
+    return f"<information>{passages_to_string(passages).strip()}</information>"
 
 
 def question_file(split: str, qa: str | None, seed: int) -> str:
@@ -57,8 +58,10 @@ class SearchEnv:
 
     Settings: ``topk`` passages per search, ``max_turns`` (turns before the episode is cut),
     ``retriever`` (``bm25`` in-process; ``dense`` with ``embedding_url`` and ``embedding_model``; or
-    ``url`` with ``retriever_url``), ``corpus`` and ``qa``
-    (FlashRAG JSONL paths; default: the generated Fictopedia for ``seed``).
+    ``url`` with ``retriever_url`` and, for a server with a token, ``retriever_token``), ``corpus`` and ``qa``
+    (FlashRAG JSONL paths; default: the generated Fictopedia for ``seed``), ``lenient_tags``
+    (also read tags in any case and ``search:``/``answer:`` lines, with no cut at the first closer;
+    default off: replies are read exactly as Search-R1 reads them).
     """
 
     def __init__(
@@ -68,6 +71,7 @@ class SearchEnv:
         max_turns: int = 10,
         retriever: str = "bm25",
         retriever_url: str | None = None,
+        retriever_token: str | None = None,
         corpus: str | None = None,
         qa: str | None = None,
         seed: int = DEFAULT_SEED,
@@ -76,10 +80,12 @@ class SearchEnv:
         embedding_model: str | None = None,
         query_prefix: str = "",
         passage_prefix: str = "",
+        lenient_tags: bool = False,
     ) -> None:
         if topk < 1 or max_turns < 1:
             raise ValueError(f"topk and max_turns must be at least 1, got topk={topk} max_turns={max_turns}")
         self.topk, self.max_turns, self.qa, self.seed = topk, max_turns, qa, seed
+        self.lenient_tags = lenient_tags
         self._retriever: Retriever
         if retriever == "bm25":
             path = Path(corpus) if corpus else default_dataset(seed) / "corpus.jsonl"
@@ -97,7 +103,7 @@ class SearchEnv:
         elif retriever == "url":
             if not retriever_url:
                 raise ValueError("retriever=url needs retriever_url=http://HOST:PORT (see `agenthub serve-retriever`)")
-            self._retriever = UrlRetriever(retriever_url)
+            self._retriever = UrlRetriever(retriever_url, token=retriever_token)
         else:
             raise ValueError(f"retriever must be 'bm25', 'dense' or 'url', got {retriever!r}")
         self._row: dict[str, Any] | None = None
@@ -147,14 +153,15 @@ class SearchEnv:
         if self._done:
             return "The episode is over. Reset to play again.", 0.0, True, False, self._info()
         self._turns += 1
-        parsed = parse_action(action)
+        parsed = parse_action(action, lenient=self.lenient_tags)
         if parsed is not None and parsed[0] == "answer":
             golden = self._row["golden_answers"]
             em, f1 = exact_match(parsed[1], golden), f1_score(parsed[1], golden)
             self._done = True
             info = {**self._info(), "em": em, "f1": f1, "won": em == 1.0, "score": em, "answer": parsed[1]}
             return f"Your answer {parsed[1]!r} is {'correct' if em else 'wrong'}.", em, True, False, info
-        if parsed is None or not parsed[1]:
+        # Search-R1 searches for an empty query too; the lenient reading calls it invalid, as it always did.
+        if parsed is None or (self.lenient_tags and not parsed[1]):
             text, info = INVALID, {**self._info(), "invalid_action": True}
         else:
             self._searches += 1

@@ -26,6 +26,9 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             description="Deep Search (Search-R1, AgentGym-RL): multi-hop QA by <search> over BM25, then <answer>.",
             oracle="search-oracle",
             version=__version__,
+            # The reply parser is linear (tested on 1 MB); this bounds its work while leaving room for a
+            # reasoning model's long <think> (Search-R1's own replies are at most 500 tokens).
+            max_action_chars=65_536,
         )
     )
 

@@ -29,9 +29,10 @@ class BM25Retriever:
 
 
 class UrlRetriever:
-    def __init__(self, url: str, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, timeout: float = 30.0, token: str | None = None) -> None:
         self.url = url.rstrip("/")
-        self._client = httpx.Client(timeout=timeout)
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        self._client = httpx.Client(timeout=timeout, headers=headers)
 
     def search(self, queries: list[str], k: int) -> list[list[Passage]]:
         try:
@@ -50,8 +51,9 @@ class UrlRetriever:
             hits = []
             for hit in row:
                 doc = hit.get("document", hit)
-                title, text = split_contents(str(doc.get("contents", "")))
-                hits.append(Passage(str(doc.get("id", "")), title, text, float(hit.get("score", 0.0))))
+                contents = str(doc.get("contents", ""))
+                title, text = split_contents(contents)
+                hits.append(Passage(str(doc.get("id", "")), title, text, float(hit.get("score", 0.0)), contents))
             out.append(hits)
         return out
 

@@ -14,13 +14,30 @@ from agenthub_env_search.env import INVALID, SearchEnv, parse_action
     [
         ("<think>hm</think>\n<search> Ilsa Varn </search>", ("search", "Ilsa Varn")),
         ("<answer>Korvath</answer> <search>x</search>", ("answer", "Korvath")),
-        ("I think.\nsearch: Korvath (Elmaria)", ("search", "Korvath (Elmaria)")),
-        ("Answer: Korvath", ("answer", "Korvath")),
+        ("<search></search>", ("search", "")),  # Search-R1 searches for the empty query
+        ("<SEARCH>Korvath</SEARCH>", None),
+        ("I think.\nsearch: Korvath (Elmaria)", None),
+        ("Answer: Korvath", None),
+        ("stray </search> <answer>Korvath</answer>", None),  # Search-R1 cuts the reply at the first </search>
         ("just text", None),
     ],
 )
-def test_parse_action(action: str, parsed: tuple[str, str] | None) -> None:
+def test_parse_action_as_search_r1(action: str, parsed: tuple[str, str] | None) -> None:
     assert parse_action(action) == parsed
+
+
+@pytest.mark.parametrize(
+    ("action", "parsed"),
+    [
+        ("<SEARCH>Korvath</SEARCH>", ("search", "Korvath")),
+        ("I think.\nsearch: Korvath (Elmaria)", ("search", "Korvath (Elmaria)")),
+        ("Answer: Korvath", ("answer", "Korvath")),
+        ("stray </search> <answer>Korvath</answer>", ("answer", "Korvath")),
+        ("just text", None),
+    ],
+)
+def test_parse_action_lenient(action: str, parsed: tuple[str, str] | None) -> None:
+    assert parse_action(action, lenient=True) == parsed
 
 
 def make_env(small_dir: Path, **kwargs: object) -> SearchEnv:
@@ -46,7 +63,7 @@ def test_a_flashrag_corpus_and_qa_file_round_trip(small_dir: Path) -> None:
 def test_a_wrong_answer_scores_zero_with_partial_f1(small_dir: Path) -> None:
     env = make_env(small_dir)
     env.reset(task_id=1)  # a line index works as well as the row id
-    _, reward, terminated, _, info = env.step("answer: Ilsa Quist")
+    _, reward, terminated, _, info = env.step("<answer>Ilsa Quist</answer>")
     assert (reward, terminated, info["em"]) == (0.0, True, 0.0)
     assert info["f1"] == pytest.approx(0.5)
 
@@ -59,6 +76,16 @@ def test_invalid_actions_and_the_turn_limit(small_dir: Path) -> None:
     text, reward, terminated, truncated, info = env.step("<search>Korvath</search>")
     assert truncated and not terminated and reward == 0.0 and info["em"] == 0.0
     assert text.endswith("The turn limit is reached without an answer.")
+
+
+def test_lenient_tags_accept_the_older_forms_and_refuse_an_empty_search(small_dir: Path) -> None:
+    strict, lenient = make_env(small_dir), make_env(small_dir, lenient_tags=True)
+    strict.reset(task_id=0)
+    lenient.reset(task_id=0)
+    assert strict.step("<search></search>")[0] == "<information></information>"  # no term: no passage
+    assert lenient.step("<search></search>")[4]["invalid_action"] is True
+    assert strict.step("answer: Korvath")[0] == INVALID
+    assert lenient.step("answer: Korvath")[1] == 1.0
 
 
 def test_bad_settings_and_ids_say_what_to_do(small_dir: Path, tmp_path: Path) -> None:
