@@ -27,6 +27,15 @@ def test_play_runs_the_oracle_to_a_win() -> None:
     assert "outcome: success   reward: 1" in result.stdout
 
 
+def test_play_takes_env_kwargs_as_eval_and_serve_do() -> None:
+    result = run("play", "env=guess", "task_id=3", "env_kwargs.high=32", "env_kwargs.max_guesses=6")
+    assert result.returncode == 0, result.stderr
+    assert "I am thinking of a whole number from 1 to 32. You have 6 guesses." in result.stdout
+    refused = run("play", "env=guess", "env_kwargs.high=32", "url=http://127.0.0.1:9")
+    assert refused.returncode == 2
+    assert "env_kwargs configure the server play starts; with url= set them on that server" in refused.stderr
+
+
 def test_check_passes_for_the_builtin_env() -> None:
     result = run("check", "env=guess", "--json")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -68,6 +68,22 @@ def test_avg_and_pass_at_k_as_agentgym_reports_them() -> None:
     assert overall["outcomes"] == {"failure": 5, "success": 1, "agent_error": 1, "env_error": 1}
 
 
+@pytest.mark.parametrize(("env_errors", "warned"), [(1, False), (2, True)])
+def test_env_errors_are_counted_beside_the_score_and_warned_of_above_5_percent(env_errors: int, warned: bool) -> None:
+    """An agent that makes its env fail must not look better for it: the unscored share is shown and warned of."""
+    s, e = Outcome.SUCCESS, Outcome.ENV_ERROR
+    trajectories = [sample(i, i, 0, e if i < env_errors else s, 1.0) for i in range(20)]
+    report = evaluate(trajectories, k=1)
+    overall = report.overall()
+    assert (overall["episodes"], overall["env_errors"]) == (20, env_errors)
+    assert overall["env_error_share"] == env_errors / 20 and overall["success_rate"] == 1.0
+    warnings = report.warnings()
+    assert bool(warnings) is warned  # 1 of 20 is 5%, not above it
+    if warned:
+        assert warnings[0].startswith("2 of 20 episodes (10.0%) ended in env_error and are not scored")
+        assert "trajectories.jsonl" in warnings[0] and "env server" in warnings[0]
+
+
 def test_helpers() -> None:
     assert default_ks(8) == [1, 2, 4, 8] and default_ks(1) == [1] and default_ks(6) == [1, 2, 4, 6]
     assert spread(list(range(100)), 4) == [12, 37, 62, 87] and spread([1, 2], 5) == [1, 2]
@@ -87,6 +103,9 @@ def test_eval_with_the_oracle_reaches_its_success_rate_saves_the_run_and_resumes
     run_dir = tmp_path / "runs" / "r"
     result = json.loads((run_dir / "eval.json").read_text())
     assert result["overall"]["pass@1"] == 1.0 and result["overall"]["samples"] == 18
+    overall = result["overall"]
+    assert (overall["env_errors"], overall["env_error_share"], result["warnings"]) == (0, 0.0, [])
+    assert "env_error: 0 of 18 episodes (0.0%), not scored" in done.stdout
     assert len(result["per_task"]) == 6
     lines = (run_dir / "trajectories.jsonl").read_text().splitlines()
     assert len(lines) == 18

@@ -79,20 +79,20 @@ async def http_session(url: str, token: str | None = None) -> AsyncIterator[Clie
         yield session
 
 
-async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+async def call(session: ClientSession | Client, tool: str, **arguments: Any) -> dict[str, Any]:
     result = await session.call_tool(tool, arguments)
     assert not result.is_error, result.content
     assert result.structured_content is not None
     return dict(result.structured_content)
 
 
-async def error_of(session: ClientSession, tool: str, **arguments: Any) -> str:
+async def error_of(session: ClientSession | Client, tool: str, **arguments: Any) -> str:
     result = await session.call_tool(tool, arguments)
     assert result.is_error
     return " ".join(getattr(part, "text", "") for part in result.content)
 
 
-async def play_with_oracle(session: ClientSession, env: str, index: int) -> dict[str, Any]:
+async def play_with_oracle(session: ClientSession | Client, env: str, index: int) -> dict[str, Any]:
     """Play the test split's task ``index`` to its end with the env's own oracle, through MCP tools only."""
     spec = get_plugin_host().env(env)
     oracle = get_plugin_host().agent_for(spec, None).make()
@@ -110,6 +110,80 @@ async def play_with_oracle(session: ClientSession, env: str, index: int) -> dict
             return step
         observation = Observation(text=step["observation"], info=step["info"])
     raise AssertionError(f"the {env} oracle did not finish task {task_id}")
+
+
+async def play_guess(client: Client, task_id: int, *, by_id: bool) -> dict[str, Any]:
+    """Play guess's task ``task_id`` to its end with its oracle through the SDK's ``Client``; ``by_id``: name the
+    episode by the ``episode_id`` start_episode answered (what a sessionless 2026-07-28 request must do)."""
+    spec = get_plugin_host().env("guess")
+    oracle = get_plugin_host().agent_for(spec, None).make()
+    started = await call(client, "start_episode", task_id=task_id)
+    named = {"episode_id": started["episode_id"]} if by_id else {}
+    episode = oracle.start_episode(Task(env="guess", task_id=task_id), spec.info())
+    observation = Observation(text=started["observation"], info=started["info"])
+    for _ in range(started["max_turns"]):
+        step = await call(client, "act", action=(await episode.act(observation)).action, **named)
+        if step["done"]:
+            assert step["terminated"] is True and step["reward"] > 0
+            assert (await call(client, "end_episode", **named)) == {
+                "ended": True,
+                "turns": step["info"]["guesses"],
+                "done": True,
+            }
+            return started
+        observation = Observation(text=step["observation"], info=step["info"])
+    raise AssertionError(f"the guess oracle did not finish task {task_id}")
+
+
+async def play_both_protocol_eras(url: str, *, transport: Any = None) -> None:
+    """The SDK's default ``Client`` (it negotiates 2026-07-28: no session, so the episode travels as
+    ``episode_id``) and ``mode="legacy"`` (an ``initialize`` handshake and a session) each play guess."""
+    async with Client(transport or url) as modern:
+        assert modern.protocol_version == "2026-07-28"
+        tools = {tool.name: tool for tool in (await modern.list_tools()).tools}
+        assert set(tools["act"].input_schema["properties"]) == {"action", "episode_id"}
+        started = await play_guess(modern, 10_003, by_id=True)
+        # a sessionless request that names no episode is told what to pass; an ended episode is gone
+        unnamed = await error_of(modern, "act", action="guess 8")
+        assert "this request names no episode: pass episode_id, the id start_episode answered" in unnamed
+        ended = await error_of(modern, "act", action="guess 8", episode_id=started["episode_id"])
+        assert "no episode has this episode_id (never started on this server, or ended)" in ended
+    async with Client(transport or url, mode="legacy") as legacy:
+        assert legacy.protocol_version == "2025-11-25"
+        await play_guess(legacy, 10_004, by_id=False)  # its MCP session remembers its episode
+        await play_guess(legacy, 10_005, by_id=True)  # and the id works there too
+
+
+def test_the_sdks_default_client_and_a_legacy_one_play_over_streamable_http(tmp_path: Path) -> None:
+    async def main(url: str) -> None:
+        await play_both_protocol_eras(url)
+        # one place (max_sessions=1), taken by sessionless clients: episode_id replaces, end_episode frees
+        async with Client(url) as first, Client(url) as second:
+            held = (await call(first, "start_episode", task_id=10_000))["episode_id"]
+            refused = await error_of(second, "start_episode", task_id=10_000)
+            assert "at capacity: 1 sessions are running, its max_sessions (1, HTTP and MCP together)" in refused
+            again = await call(first, "start_episode", task_id=10_001, episode_id=held)  # keeps its own place
+            assert again["episode_id"] != held
+            # another client cannot act on an episode without its id, and ids are not guessable
+            assert "no episode has this episode_id" in await error_of(second, "act", action="guess 1", episode_id=held)
+            await call(first, "end_episode", episode_id=again["episode_id"])
+            await call(second, "start_episode", task_id=10_000)  # the freed place is taken
+
+    with mcp_http_server(tmp_path, "env=guess", "max_sessions=1") as url:
+        asyncio.run(main(url))
+
+
+def test_the_sdks_default_client_plays_over_stdio() -> None:
+    """(``mode="legacy"`` over stdio: test_an_env_is_played_to_the_end_over_stdio.)"""
+
+    async def main() -> None:
+        server = StdioServerParameters(command=sys.executable, args=["-m", "agenthub", "mcp", "env=guess"])
+        async with Client(server) as modern:
+            assert modern.protocol_version == "2026-07-28"
+            await play_guess(modern, 10_003, by_id=False)  # stdio is one client: its episode needs no id
+            await play_guess(modern, 10_004, by_id=True)
+
+    asyncio.run(main())
 
 
 @pytest.mark.parametrize(("env", "index"), [("guess", 1), ("textcraft", 0)])
@@ -132,11 +206,9 @@ def test_an_env_is_played_to_the_end_over_streamable_http(tmp_path: Path, env: s
 def test_an_env_is_played_to_the_end_over_stdio(tmp_path: Path, env: str) -> None:
     async def main(errlog: TextIO) -> None:
         server = StdioServerParameters(command=sys.executable, args=["-m", "agenthub", "mcp", f"env={env}"])
-        async with (
-            stdio_client(server, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
+        # mode="legacy": the initialize handshake, as a 2025-era client opens it (the default Client: below)
+        async with Client(stdio_client(server, errlog=errlog), mode="legacy") as session:
+            assert session.protocol_version == "2025-11-25"
             last = await play_with_oracle(session, env, 2)
             assert last["terminated"] is True and last["reward"] > 0
             # refusals are tool errors that say what to do
@@ -169,6 +241,13 @@ def test_a_token_is_required_on_streamable_http(tmp_path: Path) -> None:
     async def main(url: str) -> None:
         async with http_session(url, token="s3cret") as session:
             assert (await call(session, "start_episode", task_id=10000))["observation"]
+        # the SDK's default client, sessionless, with the token on every request
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}, timeout=60) as http,
+            Client(streamable_http_client(url, http_client=http)) as modern,
+        ):
+            assert modern.protocol_version == "2026-07-28"
+            await play_guess(modern, 10_001, by_id=True)
 
     with mcp_http_server(tmp_path, "env=guess", "token=s3cret") as url:
         for headers in ({}, {"Authorization": "Bearer wrong"}):

@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from mcp import Client
+from mcp.client.session import ClientSession
 
 from agenthub import get_plugin_host
 from agenthub.builtin.tictactoe import best_cell
@@ -42,7 +43,7 @@ def test_both_seats_are_played_to_the_end_and_a_missing_or_wrong_seat_is_a_tool_
     async def main() -> None:
         async with served_env.running(), Client(served_env.server) as client:
             act_tool = next(t for t in (await client.list_tools()).tools if t.name == "act")
-            assert set(act_tool.input_schema["properties"]) == {"action", "seat"}
+            assert set(act_tool.input_schema["properties"]) == {"action", "seat", "episode_id"}
             assert act_tool.input_schema["required"] == ["action"]
             assert "2 seats, 0 (X), 1 (O)" in (act_tool.description or "")
 
@@ -88,9 +89,9 @@ def test_single_player_act_keeps_its_schema_and_answers_no_seat() -> None:
     async def main() -> None:
         async with served_env.running(), Client(served_env.server) as client:
             act_tool = next(t for t in (await client.list_tools()).tools if t.name == "act")
-            assert set(act_tool.input_schema["properties"]) == {"action"}
+            assert set(act_tool.input_schema["properties"]) == {"action", "episode_id"}
             started = dict((await client.call_tool("start_episode", {"task_id": 10_000})).structured_content or {})
-            assert not {"seat", "seat_name", "players", "seats"} & set(started)
+            assert not {"seat", "seat_name", "players", "seats"} & set(started) and started["episode_id"]
             step = await _act(client, action="guess 8")
             assert not {"seat", "seat_name", "rewards"} & set(step)
 
@@ -98,20 +99,28 @@ def test_single_player_act_keeps_its_schema_and_answers_no_seat() -> None:
 
 
 def test_a_win_over_mcp_on_agenthub_serve_gives_each_seat_its_reward(tmp_path: Path) -> None:
-    """X wins on the HTTP server's /mcp: the result's rewards say +1 for X and -1 for O."""
+    """X wins on the HTTP server's /mcp: the result's rewards say +1 for X and -1 for O; played by a
+    2025-era client (its session holds the episode) and by the SDK's default, sessionless one (episode_id)."""
+
+    async def win(session: ClientSession | Client, by_id: bool) -> None:
+        started = await call(session, "start_episode", task_id=10_001)
+        named = {"episode_id": started["episode_id"]} if by_id else {}
+        assert started["seat"] == 0
+        assert "it is seat 0 (X)'s turn" in await error_of(session, "act", action="place 1", **named)
+        seat = 0
+        for cell in (1, 4, 2, 5):
+            step = await call(session, "act", action=f"place {cell}", seat=seat, **named)
+            seat = step["seat"]
+        won = await call(session, "act", action="place 3", seat=0, **named)
+        assert won["done"] and won["reward"] == 1.0 and won["rewards"] == {"0": 1.0, "1": -1.0}
+        assert "you lost" in won["observations"]["1"]
 
     async def main(url: str) -> None:
         async with http_session(url) as session:
-            started = await call(session, "start_episode", task_id=10_001)
-            assert started["seat"] == 0
-            assert "it is seat 0 (X)'s turn" in await error_of(session, "act", action="place 1")
-            seat = 0
-            for cell in (1, 4, 2, 5):
-                step = await call(session, "act", action=f"place {cell}", seat=seat)
-                seat = step["seat"]
-            won = await call(session, "act", action="place 3", seat=0)
-            assert won["done"] and won["reward"] == 1.0 and won["rewards"] == {"0": 1.0, "1": -1.0}
-            assert "you lost" in won["observations"]["1"]
+            await win(session, by_id=False)
+        async with Client(url) as client:
+            assert client.protocol_version == "2026-07-28"
+            await win(client, by_id=True)
 
     with served(tmp_path, "env=tictactoe") as urls:
         asyncio.run(main(urls["mcp_url"]))

@@ -21,8 +21,9 @@ import pytest
 pytest.importorskip("mcp")
 
 import httpx
+from mcp import Client
 
-from tests.test_mcp import call, error_of, http_session, play_with_oracle
+from tests.test_mcp import call, error_of, http_session, play_both_protocol_eras, play_with_oracle
 
 
 @contextmanager
@@ -76,6 +77,20 @@ def test_an_env_is_played_to_the_end_over_mcp_on_the_http_server(tmp_path: Path,
         asyncio.run(main(urls))
         # and the protocol-v1 side still answers as usual
         assert httpx.get(f"{urls['url']}/v1/info", timeout=30).json()["name"] == env
+
+
+def test_the_sdks_default_client_and_a_legacy_one_play_on_the_http_server(tmp_path: Path) -> None:
+    async def main(url: str, mcp_url: str) -> None:
+        await play_both_protocol_eras(mcp_url)
+        assert await sessions_held(url) == 0  # every episode ended, and its place with it
+        async with Client(mcp_url) as modern:  # a sessionless episode is one of the server's sessions
+            started = await call(modern, "start_episode", task_id=10_000)
+            assert await sessions_held(url) == 1
+            await call(modern, "end_episode", episode_id=started["episode_id"])
+            assert await sessions_held(url) == 0
+
+    with served(tmp_path, "env=guess") as urls:
+        asyncio.run(main(urls["url"], urls["mcp_url"]))
 
 
 def test_capacity_is_shared_by_http_sessions_and_mcp_episodes(tmp_path: Path) -> None:

@@ -28,6 +28,9 @@ from typing import Any
 from agenthub.types import Outcome, TaskId, Trajectory
 
 EXCLUDED = frozenset({Outcome.ENV_ERROR, Outcome.TIMEOUT})
+ENV_ERROR_WARN_SHARE = 0.05
+"""Above this share of episodes in env_error, ``agenthub eval`` warns: unscored episodes could hide an
+agent's failures (an agent that crashes its env is never scored as failing)."""
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -105,11 +108,16 @@ class EvalReport:
 
     def overall(self) -> dict[str, Any]:
         scored = self.scored
+        episodes = sum(self.outcomes.values())
+        env_errors = self.outcomes.get(Outcome.ENV_ERROR.value, 0)
         result: dict[str, Any] = {
             "tasks": len(self.tasks),
             "tasks_scored": len(scored),
+            "episodes": episodes,
             "samples": sum(t.n for t in scored),
             "excluded_infra_failures": sum(t.excluded for t in self.tasks),
+            "env_errors": env_errors,
+            "env_error_share": round(env_errors / episodes, 6) if episodes else 0.0,
             "avg_at_k": _mean([t.avg for t in scored]),
             "pass_at_k": _mean([1.0 if t.passed else 0.0 for t in scored]),
             "success_rate": _mean([t.successes / t.n for t in scored]),
@@ -121,6 +129,19 @@ class EvalReport:
         if self.seats:
             result["seats"] = {str(s): self.seats[s].as_dict() for s in sorted(self.seats)}
         return result
+
+    def warnings(self) -> list[str]:
+        """What a reader of the score must know: too many episodes left out of it as env_error."""
+        episodes = sum(self.outcomes.values())
+        env_errors = self.outcomes.get(Outcome.ENV_ERROR.value, 0)
+        if not episodes or env_errors / episodes <= ENV_ERROR_WARN_SHARE:
+            return []
+        return [
+            f"{env_errors} of {episodes} episodes ({env_errors / episodes:.1%}) ended in env_error and are not "
+            f"scored (more than {ENV_ERROR_WARN_SHARE:.0%}): the score covers only the rest, and an agent that "
+            "makes its env fail is never scored as failing; see the outcome and error of each episode in "
+            "trajectories.jsonl (agenthub view RUN_DIR, outcome=env_error) and check the env server's log"
+        ]
 
     def per_task(self) -> list[dict[str, Any]]:
         rows = []

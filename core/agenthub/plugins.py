@@ -198,9 +198,13 @@ class PluginHost:
 
     # -- lookups ------------------------------------------------------------
 
-    def _failed_hint(self) -> str:
+    def _failed_hint(self, kind: str = "", name: str = "") -> str:
+        from agenthub.cli.install_command import FIRST_PARTY  # this repository's plugins, by short name
+
         failed = [r.name for r in self.records.values() if r.errors]
         hint = "Install more with `agenthub install NAME`"
+        if kind and FIRST_PARTY.get(name) == kind:
+            hint = f"{kind} {name!r} is a plugin of its own: install it with `agenthub install {kind}-{name}`"
         if failed:
             hint += f"; plugins that failed to load: {', '.join(sorted(failed))} (see `agenthub plugins`)"
         return hint
@@ -220,10 +224,10 @@ class PluginHost:
             from agenthub.textarena_import import textarena_env_spec  # TextArena's games, built on request too
 
             self.envs.add(textarena_env_spec(name), owner="textarena")
-        return self.envs.get(name, self._failed_hint())
+        return self.envs.get(name, self._failed_hint("env", name))
 
     def agent(self, name: str) -> AgentSpec:
-        return self.agents.get(name, self._failed_hint())
+        return self.agents.get(name, self._failed_hint("agent", name))
 
     def agent_for(self, env: EnvSpec, name: str | None) -> AgentSpec:
         """The agent ``name`` names for ``env``: ``oracle`` (or None) is the env's own oracle."""
@@ -235,10 +239,10 @@ class PluginHost:
             return self.agents.get(name)
         # "oracle" is a name too, so that agent=orcale is answered with it
         choices = [ORACLE, *self.agents.names()] if env.oracle else self.agents.names()
-        raise UnknownNameError("agent", name, choices, hint=self._failed_hint())
+        raise UnknownNameError("agent", name, choices, hint=self._failed_hint("agent", name))
 
     def trainer(self, name: str) -> TrainerSpec:
-        return self.trainers.get(name, self._failed_hint())
+        return self.trainers.get(name, self._failed_hint("trainer", name))
 
     def command(self, name: str) -> CommandSpec:
         return self.commands.get(name, self._failed_hint())

@@ -9,12 +9,58 @@ from __future__ import annotations
 import enum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, model_validator
 
 PROTOCOL_VERSION = 1
 
+MAX_TASK_ID = 2**63 - 1
+"""The largest integer task id: ids are 64-bit signed integers on the wire (orjson, SQLite and most
+envs' RNGs hold no more), and never negative."""
+MIN_SEED, MAX_SEED = -(2**63), 2**63 - 1
+"""Seeds are 64-bit signed integers: a larger one cannot be encoded by orjson or handed to a C RNG."""
+
+
+def _integral(value: Any) -> Any:
+    """``7.0`` as ``7``: JSON Schema counts a number with a zero fraction as an integer, so the schema's
+    ``integer`` fields take it; ``7.5``, ``true`` and ``"7"`` stay refused. Only below 2**53, where a float
+    is exact: a larger one may be an integer that a JSON parser rounded (orjson reads one past 64 bits as
+    a float), and it is refused rather than read as a neighbouring id."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
+def _task_id_in_range(value: Any) -> Any:
+    """Refuse an integer task id outside 0..MAX_TASK_ID, naming the range (before pydantic's terser bound check)."""
+    value = _integral(value)
+    if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= MAX_TASK_ID:
+        raise ValueError(
+            f"integer task ids are from 0 to 2**63-1 ({MAX_TASK_ID}), got {value}; "
+            "send an id from the env's splits (GET /v1/tasks)"
+        )
+    return value
+
+
+def _seed_in_range(value: Any) -> Any:
+    value = _integral(value)
+    if isinstance(value, int) and not isinstance(value, bool) and not MIN_SEED <= value <= MAX_SEED:
+        raise ValueError(f"seeds are 64-bit integers, from -2**63 to 2**63-1 ({MAX_SEED}), got {value}")
+    return value
+
+
 # StrictInt: JSON's true/false and 1.5 are not task ids (pydantic's lax int would read false as task 0).
-TaskId = Annotated[StrictInt | str, Field(description="An integer or string task id.")]
+# The bounds are in the int branch too, so that the published schema states them.
+TaskId = Annotated[
+    Annotated[StrictInt, Field(ge=0, le=MAX_TASK_ID)] | str,
+    BeforeValidator(_task_id_in_range),
+    Field(description=f"An integer task id from 0 to {MAX_TASK_ID}, or a string task id."),
+]
+Seed = Annotated[
+    int,
+    Field(strict=True, ge=MIN_SEED, le=MAX_SEED, description="A 64-bit integer seed."),
+    BeforeValidator(_seed_in_range),  # last: it runs first
+]
+Seat = Annotated[StrictInt, BeforeValidator(_integral)]
 JSONDict = dict[str, Any]
 
 
@@ -94,8 +140,8 @@ class Outcome(enum.StrEnum):
 class TaskSplit(_Wire):
     """The task ids of one split: a half-open integer range or an explicit list."""
 
-    start: int | None = None
-    stop: int | None = None
+    start: int | None = Field(default=None, ge=0, le=MAX_TASK_ID + 1)
+    stop: int | None = Field(default=None, ge=0, le=MAX_TASK_ID + 1)
     ids: list[TaskId] | None = None
 
     @model_validator(mode="after")
@@ -168,7 +214,7 @@ class CreateSessionRequest(_Request):
 
     task_id: TaskId | None = None
     split: str | None = None
-    seed: StrictInt | None = None
+    seed: Seed | None = None
     options: JSONDict = Field(default_factory=dict)
 
 
@@ -176,7 +222,7 @@ class ResetRequest(_Request):
     model_config = ConfigDict(json_schema_extra={"examples": [{"seed": 7}, {}]})
 
     task_id: TaskId | None = None
-    seed: StrictInt | None = None
+    seed: Seed | None = None
     options: JSONDict = Field(default_factory=dict)
 
 
@@ -190,8 +236,10 @@ class StepRequest(_Request):
         description="Retrying a step with the same request_id returns the stored result "
         "instead of applying the action again.",
     )
-    # No bound in the schema: the service names the seats that exist (422 unknown_seat).
-    seat: StrictInt | None = Field(
+    # Each server's own document bounds it to its seats, requires it on a multi-player env and leaves it
+    # out on a single-player one (server._document_seats); the service checks the same before the env
+    # sees the step (seats.check_seat: 422 unknown_seat naming the env's seats).
+    seat: Seat | None = Field(
         default=None,
         description="The seat that acts (multi-player envs only, where it is required): "
         "the seat named on turn by the last answer.",
@@ -217,6 +265,9 @@ class EnvInfo(_Wire):
     answers name the seat on turn and whose steps name the seat that acts."""
     seats: list[str] | None = None
     """The seats' names (``players`` of them), e.g. ``["X", "O"]``; seats are numbered from 0."""
+    max_action_chars: StrictInt | None = Field(default=None, ge=1)
+    """The longest action the env takes, in characters; a longer one is answered as an invalid action
+    and never reaches the env. None: the server did not say."""
 
     @model_validator(mode="after")
     def _seat_names(self) -> EnvInfo:

@@ -243,7 +243,8 @@ async def test_the_schema_documents_what_the_routes_answer(guess_spec: EnvSpec) 
     split = schema["components"]["schemas"]["CreateSessionRequest"]["properties"]["split"]
     assert {"type": "string", "enum": ["train", "test"]} in split["anyOf"]
     seed = schema["components"]["schemas"]["CreateSessionRequest"]["properties"]["seed"]
-    assert {"type": "integer"} in seed["anyOf"]
+    integer = next(option for option in seed["anyOf"] if option.get("type") == "integer")
+    assert (integer["minimum"], integer["maximum"]) == (-(2**63), 2**63 - 1)  # exact, not rounded to a float
 
 
 async def test_an_empty_split_is_refused_not_read_as_the_default(guess_spec: EnvSpec) -> None:

@@ -68,7 +68,10 @@ async def test_bad_inputs_get_clear_4xx_and_the_server_keeps_serving(guess_spec:
         assert (status, code) == (413, "body_too_large") and "max_body_bytes" in message
 
         status, code, message = error_of(await raw.post("/v1/sessions", json={"task_id": -5}))
-        assert (status, code) == (422, "invalid_reset") and "non-negative" in message
+        assert (status, code) == (422, "invalid_request") and "from 0 to 2**63-1" in message  # at the wire
+
+        status, code, message = error_of(await raw.post("/v1/sessions", json={"task_id": "five"}))
+        assert (status, code) == (422, "invalid_reset") and "non-negative" in message  # by the env
 
         status, code, message = error_of(await raw.post("/v1/sessions", json={"split": "dev"}))
         assert (status, code) == (422, "unknown_split") and "train, test" in message

@@ -239,3 +239,62 @@ def test_a_run_id_cannot_reach_outside_run_dir(runs_root: Path) -> None:
         with pytest.raises(RunNotFoundError, match=f"runs there: {TOKEN_RUN}"):
             catalog.run(name)
     assert RunCatalog(runs_root).run(EVAL_RUN).path == runs_root / EVAL_RUN
+
+
+@pytest.mark.parametrize(
+    ("url", "name"),
+    [
+        (f"/api/runs/{TOKEN_RUN}/episodes/9223372036854775808", "number"),
+        (f"/api/runs/{TOKEN_RUN}/episodes/-1", "number"),
+        (f"/api/runs/{TOKEN_RUN}/episodes?offset=9223372036854775808", "offset"),
+        (f"/api/runs/{TOKEN_RUN}/episodes?offset=-1", "offset"),
+        (f"/api/runs/{TOKEN_RUN}/tasks?offset=18446744073709551616", "offset"),
+    ],
+    ids=["number-2^63", "number-negative", "offset-2^63", "offset-negative", "task-offset-2^64"],
+)
+def test_integers_out_of_range_are_422_naming_the_range_not_500(client: TestClient, url: str, name: str) -> None:
+    body = get(client, url, 422)
+    assert body["error"]["code"] == "invalid_query"
+    assert f"{name}: " in body["error"]["message"] and "from 0 to 9223372036854775807" in body["error"]["message"]
+
+
+def test_the_largest_offset_and_episode_number_are_answered(client: TestClient) -> None:
+    last = 2**63 - 1
+    assert get(client, f"/api/runs/{TOKEN_RUN}/episodes?offset={last}")["episodes"] == []
+    assert get(client, f"/api/runs/{TOKEN_RUN}/tasks?offset={last}")["tasks"] == []
+    assert (
+        "episodes are numbered 0 to 14"
+        in get(client, f"/api/runs/{TOKEN_RUN}/episodes/{last}", 404)["error"]["message"]
+    )
+
+
+def test_no_answer_shows_where_the_runs_lie_on_disk(client: TestClient, runs_root: Path) -> None:
+    answers = [
+        client.get("/api/runs").text,
+        client.get(f"/api/runs/{TOKEN_RUN}").text,
+        client.get(f"/api/runs/{TOKEN_RUN}/episodes/0").text,
+        client.get("/api/runs/nope").text,
+    ]
+    assert get(client, "/api/runs")["root"] == runs_root.name
+    for text in answers:
+        assert str(runs_root.parent) not in text
+
+
+TOKEN = "viewer-token-0123456789"
+
+
+def test_with_a_token_every_api_route_needs_it_and_a_browser_logs_in_once(runs_root: Path) -> None:
+    with TestClient(create_app(runs_root, token=TOKEN)) as client:
+        for url in ("/api/runs", f"/api/runs/{TOKEN_RUN}/episodes/0", "/api/nothing"):
+            refused = client.get(url)
+            assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+            assert refused.json()["error"]["code"] == "unauthorized" and "?token=" in refused.json()["error"]["message"]
+            assert client.get(url, headers={"Authorization": f"Bearer {TOKEN}"}).status_code in (200, 404)
+        assert client.get("/api/runs", headers={"Authorization": "Bearer wrong-token-0123456789"}).status_code == 401
+        assert client.get("/").status_code == 200 and client.get("/static/app.js").status_code == 200  # no run data
+        assert client.get(f"/?token=wrong-{TOKEN}", follow_redirects=False).status_code == 401
+        login = client.get(f"/?token={TOKEN}", follow_redirects=False)
+        assert login.status_code == 303 and login.headers["location"] == "/"  # the token leaves the address bar
+        cookie = login.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        assert [r["id"] for r in get(client, "/api/runs")["runs"]] == [EVAL_RUN, TOKEN_RUN]  # the cookie, now

@@ -254,3 +254,16 @@ def test_text_from_a_run_is_shown_as_text_never_run(page: Any, tmp_path: Path, s
             expect(page.locator("#replay li.turn .action")).to_have_text(HOSTILE)
             assert page.evaluate("window.pwned") is None and page.locator("#replay img").count() == 0
     screenshot(page, screenshot_dirs, "hostile-text")
+
+
+def test_with_a_token_the_printed_url_logs_the_browser_in_and_the_page_works(
+    page: Any, runs_root: Path, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    token = "browser-token-0123456789"
+    with running_view(runs_root, tmp_path / "ready.json", f"token={token}") as url:
+        page.goto(f"{url}?token={token}")  # what `agenthub view` printed
+        assert page.url == url  # redirected: the token is no longer in the address bar or the history
+        page.goto(f"{url}#/{TOKEN_RUN}/episodes")
+        expect(page.locator("#episodes-count")).to_have_text(all_of(len(token_run(runs_root))))

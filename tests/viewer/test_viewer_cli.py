@@ -44,10 +44,12 @@ def test_view_serves_the_page_and_the_api_on_loopback(view_url: str) -> None:
         (["view", "{root}", "prot=1"], "unknown key 'prot'; did you mean 'port'?"),
         (["view", "{root}", "port=-5"], "port: Input should be greater than or equal to 0"),
         (["view", "{root}", "tokenizer={missing}"], "does not exist; give a local tokenizer directory or file"),
+        (["view", "{root}", "host=0.0.0.0"], "serves beyond this machine with no token"),
+        (["view", "{root}", "token=short"], "token= must be at least 16 characters"),
         (["report", "{missing}"], "does not exist; give a run directory"),
         (["report", "{root}", "episodes=-1"], "episodes: Input should be greater than or equal to 0"),
     ],
-    ids=["missing", "not-a-run", "typo", "bad-port", "tokenizer", "report-missing", "report-cap"],
+    ids=["missing", "not-a-run", "typo", "bad-port", "tokenizer", "open", "token", "report-missing", "report-cap"],
 )
 def test_mistakes_exit_2_and_say_what_to_do(runs_root: Path, tmp_path: Path, args: list[str], message: str) -> None:
     (tmp_path / "empty").mkdir()
@@ -55,6 +57,24 @@ def test_mistakes_exit_2_and_say_what_to_do(runs_root: Path, tmp_path: Path, arg
     result = agenthub(*(arg.format(**paths) for arg in args))
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr and f"agenthub {args[0]}: error:" in result.stderr
+
+
+def test_view_with_a_token_prints_the_url_to_open_and_the_api_needs_it(runs_root: Path, tmp_path: Path) -> None:
+    token = "cli-token-0123456789abcdef"
+    ready = tmp_path / "ready.json"
+    with running_view(runs_root, ready, f"token={token}") as url:
+        assert httpx.get(f"{url}api/runs").status_code == 401
+        with httpx.Client(follow_redirects=True) as browser:  # keeps cookies and follows, as a browser does
+            assert browser.get(f"{url}?token={token}").status_code == 200  # redirected to the page
+            assert [r["id"] for r in browser.get(f"{url}api/runs").json()["runs"]] == [EVAL_RUN, TOKEN_RUN]
+    assert f"{url}?token={token}" in ready.with_suffix(".log").read_text()
+
+
+def test_view_beyond_loopback_with_insecure_warns(runs_root: Path, tmp_path: Path) -> None:
+    ready = tmp_path / "ready.json"
+    with running_view(runs_root, ready, "host=0.0.0.0", "--insecure") as url:
+        assert httpx.get(f"{url}api/runs").status_code == 200
+    assert "--insecure: serving on 0.0.0.0 with no token" in ready.with_suffix(".log").read_text()
 
 
 def test_view_on_a_port_in_use_says_so(runs_root: Path) -> None:

@@ -64,17 +64,28 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 
 
 def _configure_play(parser: argparse.ArgumentParser) -> None:
-    add_overrides(parser, "env=guess agent=guess-oracle task_id=3 split=test seed=1 url=http://...")
+    add_overrides(parser, "env=guess agent=guess-oracle task_id=3 split=test seed=1 env_kwargs.high=32 url=http://...")
 
 
 def _configure_eval(parser: argparse.ArgumentParser) -> None:
     add_overrides(parser, "env=textcraft agent=openai agent.model=NAME split=test n=100 k=8 concurrency=64")
-    parser.add_argument("--resume", default=None, metavar="RUN_DIR", help="finish an interrupted run")
+    parser.add_argument(
+        "--resume",
+        default=None,
+        metavar="RUN_DIR",
+        help="finish an interrupted run; secrets are not stored, so give token=... again (or set $AGENTHUB_TOKEN)",
+    )
 
 
 def _configure_run(parser: argparse.ArgumentParser) -> None:
     add_overrides(parser, "trainer=trl env=trail steps=30 model=PATH horizon.kind=stepwise horizon.rounds=[1,2,3]")
-    parser.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue a run from its last checkpoint")
+    parser.add_argument(
+        "--resume",
+        default=None,
+        metavar="RUN_DIR",
+        help="continue a run from its last checkpoint; secrets are not stored, so give token=... again "
+        "(or set $AGENTHUB_TOKEN)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the resolved config and plan; train nothing")
 
 
@@ -142,6 +153,7 @@ def _configure_view(parser: argparse.ArgumentParser) -> None:
         "overrides", nargs="*", metavar="key=value", help="settings, e.g. port=8765 host=127.0.0.1 tokenizer=PATH"
     )
     parser.add_argument("--ready-file", default=None, help="write {url, pid} here once listening (used by scripts)")
+    parser.add_argument("--insecure", action="store_true", help="allow a host beyond loopback with no token")
 
 
 def _configure_report(parser: argparse.ArgumentParser) -> None:

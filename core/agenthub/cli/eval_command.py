@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +22,19 @@ from pydantic import ConfigDict, Field
 from rich.console import Console
 from rich.table import Table
 
-from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, build_config, check_rollout_backend
+from agenthub.agent_fit import refuse_unfit_agents
+from agenthub.config import (
+    MultiPlayerConfig,
+    RolloutBackendConfig,
+    build_config,
+    check_rollout_backend,
+    fill_secrets,
+    validate_config,
+)
 from agenthub.errors import ConfigError
 from agenthub.evaluation import EvalReport, evaluate
+from agenthub.failure_reasons import EnvErrorEcho, print_failure_reasons
+from agenthub.option_checks import check_run_options
 from agenthub.plugins import get_plugin_host
 from agenthub.rollout.collect import EpisodeSource, collect
 from agenthub.rollout.executor import Executor, episode_requests
@@ -59,7 +70,10 @@ class EvalConfig(RolloutBackendConfig, MultiPlayerConfig):
     concurrency: int = Field(default=32, ge=1, description="episodes at once (per node with backend=ray)")
     processes: int = Field(default=1, ge=1, description="env server processes (per node with backend=ray)")
     url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
-    token: str | None = None
+    token: str | None = Field(
+        default_factory=lambda: os.environ.get("AGENTHUB_TOKEN") or None,
+        description="the env servers' bearer token; default $AGENTHUB_TOKEN. Never stored: --resume needs it again",
+    )
     max_attempts: int = Field(default=3, ge=1)
     episode_timeout_s: float | None = Field(default=None, gt=0)
     runs_dir: str = "runs"
@@ -101,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
         # The stored config, then what was given now; anything given that changes what is measured is refused.
         stored = RunStore.existing(args.resume).config()
         config = build_config(EvalConfig, agent_aliases(args.overrides), config_file=args.config, defaults=stored)
+        # Secrets are stored redacted: given again now, the token also from $AGENTHUB_TOKEN, else refused.
+        config = validate_config(
+            EvalConfig, fill_secrets(config.model_dump(), run_dir=args.resume, command="agenthub eval")
+        )
         check_resumable(config, args.resume, RESUMABLE)
     else:
         config = build_config(EvalConfig, agent_aliases(args.overrides), config_file=args.config)
@@ -109,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     spec = host.env(config.env)
     agent_spec = host.agent_for(spec, config.agent)
     agent_name = agent_spec.name
+    check_run_options(spec, config, import_agents=config.backend == "local")  # before a server starts
     # On Ray each node builds its own agent from the name and settings; here only for a local run.
     agent = agent_spec.make(**config.agent_kwargs) if config.backend == "local" else None
     opponents, players, opponents_by_name = _opponents(config, spec)
@@ -124,6 +143,8 @@ def _opponents(
     """The agents of the seats ``agent`` does not play, who plays each seat (by name, for the report),
     and each opponent seat's agent name and settings (what Ray's nodes build their opponents from)."""
     names = list(spec.seats or (f"seat {s}" for s in range(spec.players)))
+    if spec.players == 1 and (config.seats not in (None, [0]) or config.opponent_kwargs):
+        seating(config, spec.info(), make_opponent=False)  # refuses them in a single-player env's words
     if config.opponent is None:
         # self-play: every seat is scored; an old run's stored seat=0 (the former default) means the same
         if config.seats not in (None, [0]) or config.opponent_kwargs:
@@ -160,6 +181,7 @@ async def _local_runner(
     else:
         pool = await EnvPool.launch(config.env, processes=config.processes, overrides=_server_overrides(config))
     async with pool:
+        await refuse_unfit_agents(pool.endpoints[0].client, config, agent_name, agent, opponents)
         executor = Executor(
             pool,
             agent,
@@ -249,7 +271,11 @@ async def _evaluate(
         )
         try:
             summary = await collect(
-                ran.source, episode_requests(tasks, config.k), store=store, progress=config.progress
+                ran.source,
+                episode_requests(tasks, config.k),
+                store=store,
+                progress=config.progress,
+                on_trajectory=EnvErrorEcho(),
             )
         except BaseException:
             store.finish(status="interrupted")
@@ -260,7 +286,12 @@ async def _evaluate(
                 if callable(aclose):
                     await aclose()
         report = evaluate(store.trajectories(), k=config.k)
-        result = {"overall": report.overall(), "per_task": report.per_task(), "run": summary.as_dict()}
+        result = {
+            "overall": report.overall(),
+            "warnings": report.warnings(),
+            "per_task": report.per_task(),
+            "run": summary.as_dict(),
+        }
         nodes = ran.stats()
         if nodes is not None:  # which node ran how many episodes, and which nodes were lost on the way
             result["ray_nodes"] = nodes
@@ -278,7 +309,7 @@ def _public(settings: dict[str, Any]) -> dict[str, Any]:
 def _print_report(
     report: EvalReport, config: EvalConfig, agent_name: str, run_dir: Path, players: dict[int, str] | None = None
 ) -> None:
-    console = Console()
+    console = Console(markup=False)  # env and agent names, task ids and paths are text, not rich markup
     overall = report.overall()
     pass_columns = [f"pass@{k}" for k in report.ks]
     table = Table(title=f"{config.env} · agent {agent_name} · k={config.k}")
@@ -308,11 +339,21 @@ def _print_report(
     console.print(table)
     if "seats" in overall:
         console.print(_seats_table(overall["seats"], players or {}))
+    console.print(
+        f"score: avg@{config.k} {overall['avg_at_k']:.3f}, pass@{config.k} {overall['pass_at_k']:.3f} over "
+        f"{overall['samples']} scored samples; env_error: {overall['env_errors']} of {overall['episodes']} "
+        f"episodes ({overall['env_error_share']:.1%}), not scored",
+        soft_wrap=True,  # one line, whatever the terminal's width, for whoever greps the log
+    )
     excluded = overall["excluded_infra_failures"]
     if excluded:
-        console.print(f"[yellow]{excluded} samples ended in env_error/timeout and were left out of the scores[/]")
+        console.print(f"{excluded} samples ended in env_error/timeout and were left out of the scores", style="yellow")
+    for warning in report.warnings():
+        console.print(f"[bold yellow]warning: {warning}[/]", soft_wrap=True)
     console.print(f"outcomes: {overall['outcomes']}")
-    console.print(f"run saved in {run_dir}  (resume with: agenthub eval --resume {run_dir})")
+    print_failure_reasons(console, run_dir)
+    # soft_wrap: a long path stays on one line, so that the command copies and pastes whole
+    console.print(f"run saved in {run_dir}  (resume with: agenthub eval --resume {run_dir})", soft_wrap=True)
 
 
 def _seats_table(seats: dict[str, dict[str, Any]], players: dict[int, str]) -> Table:

@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     for spec in get_plugin_host().commands:
         sub = commands.add_parser(spec.name, help=spec.help, description=spec.help)
         spec.configure(sub)
-        sub.set_defaults(_run=spec.run)
+        sub.set_defaults(_run=spec.run, _parser=sub)
     return parser
 
 
@@ -39,8 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     stray = [item for item in extra if item.startswith("-") or "=" not in item]
     if isinstance(getattr(args, "overrides", None), list) and not stray:
         args.overrides.extend(extra)
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    elif extra:  # in the command's own usage, which lists the options it does take
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if getattr(args, "_run", None) is None:
         parser.print_help()
         return 2

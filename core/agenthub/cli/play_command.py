@@ -1,5 +1,5 @@
-"""``agenthub play env=NAME [agent=NAME|human task_id=... url=...] [opponent=NAME seat=N]``: one episode,
-printed turn by turn.
+"""``agenthub play env=NAME [agent=NAME|human task_id=... url=... env_kwargs.KEY=...] [opponent=NAME seat=N]``:
+one episode, printed turn by turn.
 
 ``agent=human`` is you: each turn shows the observation and reads your action from stdin (one line).
 
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agenthub.config import build_config
 from agenthub.errors import AgenthubError, ConfigError
+from agenthub.option_checks import check_run_options, option_aliases
 from agenthub.plugins import get_plugin_host
 from agenthub.protocols import Agent, AgentEpisode
 from agenthub.rollout.episode_loop import play_episode
@@ -56,6 +57,9 @@ class PlayConfig(BaseModel):
     split: str | None = None
     seed: int | None = None
     max_turns: int | None = Field(default=None, ge=1)
+    env_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="settings for the env server this play starts (not used with url=)"
+    )
     url: str | None = Field(default=None, description="an already running server; default: start one")
     token: str | None = None
 
@@ -92,16 +96,17 @@ class HumanEpisode:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = build_config(PlayConfig, args.overrides, config_file=args.config)
+    config = build_config(PlayConfig, option_aliases(args.overrides), config_file=args.config)
     spec = get_plugin_host().env(config.env)
+    check_run_options(spec, config, import_agents=True)  # a misspelt setting, before a server starts
     task = Task(env=spec.name, task_id=config.task_id, split=config.split, seed=config.seed, max_turns=config.max_turns)
     seats = _seat_agents(config, spec)  # refuses a bad agent, opponent or seat before a server starts
+    if config.url is not None and config.env_kwargs:
+        raise ConfigError("env_kwargs configure the server play starts; with url= set them on that server")
     with contextlib.ExitStack() as stack:
         url = config.url
         if url is None:
-            server = stack.enter_context(
-                LocalServer(spec.name, overrides={"token": config.token} if config.token else None)
-            )
+            server = stack.enter_context(LocalServer(spec.name, overrides=_server_overrides(config)))
             url = server.url
         if seats is None:
             agent, agent_name = _agent(spec, config.agent, config.agent_kwargs, "your action> ")
@@ -109,6 +114,14 @@ def run(args: argparse.Namespace) -> int:
             return _report(asyncio.run(_play(url, config.token, agent, task)))
         print(f"env {spec.name!r} at {url}, " + ", ".join(label for _, label in seats.values()))
         return asyncio.run(_play_seats(url, config.token, seats, task))
+
+
+def _server_overrides(config: PlayConfig) -> dict[str, Any]:
+    """The settings of the server play starts (as ``agenthub serve`` takes them)."""
+    overrides: dict[str, Any] = {"token": config.token} if config.token else {}
+    if config.env_kwargs:
+        overrides["env_kwargs"] = config.env_kwargs
+    return overrides
 
 
 def _agent(spec: EnvSpec, name: str | None, kwargs: dict[str, Any], prompt: str) -> tuple[Agent, str]:

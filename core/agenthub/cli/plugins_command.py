@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from agenthub.plugins import get_plugin_host
 
@@ -53,15 +54,22 @@ def run(args: argparse.Namespace) -> int:
         return 0
     table = Table(title="agenthub plugins")
     for column in ("plugin", "distribution", "version", "registers", "status"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # a narrow terminal folds names rather than cutting them
+    # Every cell is Text, never markup: names, errors and install hints like 'agenthub[textarena]' come
+    # from packages, and rich would take their brackets for style tags and drop them.
     for r in records:
         registers = "; ".join(f"{kind}: {', '.join(names)}" for kind, names in sorted(r.registered.items()))
-        status = "[red]" + " | ".join(r.errors) + "[/red]" if r.errors else "ok"
+        status = Text(" | ".join(r.errors), style="red") if r.errors else Text("ok")
         table.add_row(
-            r.name, r.distribution or ("(built in)" if r.builtin else "-"), r.version or "-", registers, status
+            *map(Text, (r.name, r.distribution or ("(built in)" if r.builtin else "-"), r.version or "-", registers)),
+            status,
         )
     for i in importers:
-        status = "importer" if i["version"] else f"[yellow]{i['status']}[/yellow]"
-        table.add_row(i["name"], i["distribution"], i["version"] or "-", f"env: {i['registered']['env'][0]}", status)
+        status = Text("importer") if i["version"] else Text("not installed", style="yellow")
+        cells = (i["name"], i["distribution"], i["version"] or "-", f"env: {i['registered']['env'][0]}")
+        table.add_row(*map(Text, cells), status)
     Console(soft_wrap=True).print(table)
+    for i in importers:
+        if not i["version"]:  # the install command on a line of its own, unwrapped, to copy and paste
+            print(f"{i['name']}: {i['status']}")
     return 0

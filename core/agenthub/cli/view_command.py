@@ -1,4 +1,5 @@
-"""``agenthub view RUN_DIR [host=127.0.0.1 port=8765 tokenizer=PATH]``: browse runs in a local web page.
+"""``agenthub view RUN_DIR [host=127.0.0.1 port=8765 tokenizer=PATH token=SECRET] [--insecure]``: browse runs
+in a local web page.
 
 RUN_DIR is one run (``runs/<run-id>``) or a ``runs/`` root. The page lists the
 episodes (filters, paging), replays one turn by turn with its tokens, and shows
@@ -6,21 +7,27 @@ the per-task table and the learning curves; see :mod:`agenthub.viewer`. It
 binds to loopback unless told otherwise and serves until Ctrl-C or SIGTERM.
 ``port=0`` picks a free port; the URL is printed, and written with the pid to
 ``--ready-file`` once the server is listening (for scripts and tests).
+
+As with ``agenthub serve``, a viewer reachable beyond this machine (``host=0.0.0.0``) is refused
+without ``token=`` unless ``--insecure`` says the network is trusted. With a token, every API route
+needs it; the printed URL carries it once (``/?token=...``) and the page keeps it in a cookie
+(:mod:`agenthub.viewer.auth`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 import uvicorn
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenthub.cli.serve_command import is_loopback
 from agenthub.config import build_config
 from agenthub.errors import ConfigError
 from agenthub.service.serve import bind_socket, loop_factory, url_of
@@ -33,10 +40,44 @@ class ViewConfig(BaseModel):
     host: str = Field(default="127.0.0.1", description="the address to listen on; loopback by default")
     port: int = Field(default=8765, ge=0, le=65535, description="0 picks a free port")
     tokenizer: str | None = Field(default=None, description="a local tokenizer to show token text (default: found)")
+    token: str | None = Field(
+        default=None, description="needed by every API route; required beyond loopback unless --insecure"
+    )
 
 
-async def serve_viewer(run_dir: Path, config: ViewConfig, *, ready_file: Path | None = None) -> None:
-    app = create_app(run_dir, tokenizer=config.tokenizer)  # refuses a wrong RUN_DIR before binding
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~-]{16,}")
+"""URL- and cookie-safe, and long enough to guess at no faster than the network allows."""
+
+
+def check_view_exposure(config: ViewConfig, *, insecure: bool) -> str | None:
+    """Refuse a viewer open beyond loopback without a token, unless ``insecure``; then return a warning.
+
+    The same rule as ``agenthub serve`` (``serve_command.check_exposure``): run data is as private as env access.
+    """
+    if config.token is not None and not _TOKEN_CHARS.fullmatch(config.token):
+        raise ConfigError(
+            "token= must be at least 16 characters of letters, digits and -._~ (it travels in a URL and a cookie); "
+            "make one with: python -c 'import secrets; print(secrets.token_urlsafe())'"
+        )
+    if config.token or is_loopback(config.host):
+        return None
+    if not insecure:
+        raise ConfigError(
+            f"host={config.host} serves beyond this machine with no token, so anyone who can reach it can read these "
+            "runs; set token=SECRET (open the printed URL, which carries it), use host=127.0.0.1, or add --insecure "
+            "if the network is trusted"
+        )
+    return (
+        f"agenthub view: warning: --insecure: serving on {config.host} with no token; anyone who can reach this "
+        "port can read these runs"
+    )
+
+
+async def serve_viewer(
+    run_dir: Path, config: ViewConfig, *, ready_file: Path | None = None, insecure: bool = False
+) -> None:
+    warning = check_view_exposure(config, insecure=insecure)
+    app = create_app(run_dir, tokenizer=config.tokenizer, token=config.token)  # refuses a wrong RUN_DIR before binding
     try:
         sock = bind_socket(config.host, config.port)
     except OSError as exc:
@@ -47,14 +88,11 @@ async def serve_viewer(run_dir: Path, config: ViewConfig, *, ready_file: Path | 
         await asyncio.sleep(0.01)
     if server.started:
         url = url_of(sock) + "/"
-        print(f"agenthub view: {run_dir} on {url}  (Ctrl-C to stop)", file=sys.stderr, flush=True)
-        if not ipaddress.ip_address(sock.getsockname()[0]).is_loopback:
-            print(
-                "agenthub view: warning: listening beyond this machine, with no authentication: anyone who can reach "
-                f"{url} can read these runs; use host=127.0.0.1 unless that is intended",
-                file=sys.stderr,
-                flush=True,
-            )
+        # The token is printed once, in the URL to open (as Jupyter does): that visit keeps it in a cookie.
+        shown = f"{url}?token={config.token}" if config.token else url
+        print(f"agenthub view: {run_dir} on {shown}  (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
         if ready_file is not None:
             tmp = ready_file.with_suffix(".tmp")
             tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "run_dir": str(run_dir)}))
@@ -67,5 +105,7 @@ def run(args: argparse.Namespace) -> int:
     config = build_config(ViewConfig, args.overrides)
     ready = Path(args.ready_file) if args.ready_file else None
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
-        runner.run(serve_viewer(Path(args.run_dir), config, ready_file=ready))
+        runner.run(
+            serve_viewer(Path(args.run_dir), config, ready_file=ready, insecure=getattr(args, "insecure", False))
+        )
     return 0

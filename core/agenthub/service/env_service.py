@@ -19,9 +19,10 @@ from typing import Any
 import orjson
 
 from agenthub.protocols import Environment, MultiPlayerEnvironment
+from agenthub.service.action_limit import too_long_reply
 from agenthub.service.env_calls import EnvCalls
 from agenthub.service.prometheus_metrics import ServiceMetrics
-from agenthub.service.seats import check_seat, seat_reply, seat_reset
+from agenthub.service.seats import check_seat, check_seat_fits, seat_reply, seat_reset
 from agenthub.service.sessions import ServiceError, Session, SessionTable, new_session_id
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import EnvSpec
@@ -208,6 +209,8 @@ class EnvService:
         """
         session = self.table.get(session_id)
         async with session.lock:
+            # A seat the env's document rules out is refused even on a retried request id (422, not a replay).
+            check_seat_fits(body.seat, self.players, session.seat if not session.done else None)
             if body.request_id is not None and body.request_id in session.replies:
                 session.touch()
                 return session.replies[body.request_id], True
@@ -237,6 +240,10 @@ class EnvService:
         await self.end_session(self.table.pop(session_id), "closed")
 
     async def _apply_step(self, session: Session, body: StepRequest) -> dict[str, Any]:
+        # Before the env: none of its parsers ever reads more than it declared it takes.
+        refused = too_long_reply(body.action, self.spec.max_action_chars, body.seat, self.players)
+        if refused is not None:
+            return refused
         if self.players > 1:
             assert body.seat is not None  # check_seat refused a step without one
             result = await self.calls.run("step", session.env.step, body.seat, body.action)

@@ -1,11 +1,19 @@
 """Any env served as an MCP server, through the official ``mcp`` SDK.
 
-Four tools: ``list_tasks``, ``start_episode``, ``act`` and ``end_episode``. One MCP session
-holds at most one env session, and that env session lives in an ``EnvService``'s session table,
-so the HTTP protocol's rules hold as they are: at most ``max_sessions`` at once (a further
-``start_episode`` is refused), closed after ``ttl`` idle seconds, and with ``token`` set every
-HTTP request must carry ``Authorization: Bearer TOKEN`` (401 with a JSON error body otherwise).
-A refused tool call answers an MCP tool error whose text says what to do.
+Four tools: ``list_tasks``, ``start_episode``, ``act`` and ``end_episode``. Every episode is an
+env session in an ``EnvService``'s session table, so the HTTP protocol's rules hold as they are:
+at most ``max_sessions`` at once (a further ``start_episode`` is refused), closed after ``ttl``
+idle seconds, and with ``token`` set every HTTP request must carry ``Authorization: Bearer TOKEN``
+(401 with a JSON error body otherwise). A refused tool call answers an MCP tool error whose text
+says what to do.
+
+Both MCP protocol eras are served. ``start_episode`` answers ``episode_id``, a handle the server
+mints (random, so it cannot be guessed), and ``act`` and ``end_episode`` take it back as an
+argument: that is how the 2026-07-28 revision, which has no handshake and no ``Mcp-Session-Id``,
+carries state from one tool call to the next, and it is the only way a sessionless HTTP request
+names its episode. A client with an MCP session (stdio, or a 2025-era ``initialize`` over HTTP)
+may leave ``episode_id`` out: its session's episode is used, at most one at a time, and it ends
+with the session.
 
 A multi-player env (``players`` > 1, e.g. ``tictactoe``) is played through the same four tools,
 one MCP session playing every seat in turn: ``start_episode`` and ``act`` answer ``seat`` and
@@ -25,7 +33,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -64,8 +74,10 @@ class EnvMCP:
 
     def __init__(self, service: EnvService) -> None:
         self.service = service
-        self.episodes: dict[str, str] = {}
-        """The env session id of each MCP session's running episode."""
+        self.episodes: dict[str, _Episode] = {}
+        """Each running episode, by the ``episode_id`` handle its client holds."""
+        self.current: dict[str, str] = {}
+        """The handle of each MCP session's running episode (sessions: stdio, 2025-era HTTP)."""
         self.server = self._build()
 
     @classmethod
@@ -86,37 +98,62 @@ class EnvMCP:
             yield self
         finally:
             self.episodes.clear()
+            self.current.clear()
             await self.service.stop()
 
     # -- sessions -----------------------------------------------------------
 
-    def _key(self, ctx: Context) -> str:
-        # Streamable HTTP names its MCP session in a header; stdio has one session per process.
+    def _connection(self, ctx: Context) -> str | None:
+        """The MCP session of a request: stdio's one, a 2025-era HTTP client's ``Mcp-Session-Id``, or
+        None for a 2026-07-28 HTTP request, which stands alone."""
         request = ctx.request_context.request
         if request is None:
             return STDIO_SESSION
         session_id = request.headers.get("mcp-session-id")
-        if not session_id:
-            raise ToolError("this request carries no Mcp-Session-Id; initialize an MCP session first")
-        return str(session_id)
+        return str(session_id) if session_id else None
 
-    def _running(self, key: str) -> str:
-        """The env session id of ``key``'s episode, or a tool error saying why there is none."""
-        session_id = self.episodes.get(key)
-        if session_id is None:
+    def _handle(self, ctx: Context, episode_id: str | None) -> str:
+        """The handle of the episode a call is about: ``episode_id``, else its MCP session's episode."""
+        if episode_id is not None:
+            return episode_id
+        connection = self._connection(ctx)
+        if connection is None:
+            raise ToolError(
+                "this request names no episode: pass episode_id, the id start_episode answered (an MCP "
+                "2026-07-28 request carries no session that could remember it)"
+            )
+        handle = self.current.get(connection)
+        if handle is None:
             raise ToolError(
                 "no episode is running in this MCP session (never started, or ended); call start_episode first"
             )
+        return handle
+
+    def _running(self, handle: str) -> str:
+        """The env session id of ``handle``'s episode, or a tool error saying why there is none."""
+        episode = self.episodes.get(handle)
+        if episode is None:
+            raise ToolError(
+                "no episode has this episode_id (never started on this server, or ended); call start_episode "
+                "for a new one and pass the episode_id it answers"
+            )
         try:
-            self.service.table.get(session_id)
+            self.service.table.get(episode.session_id)
         except ServiceError:
-            del self.episodes[key]
+            self._drop(handle)
             raise ToolError(self._gone()) from None
-        return session_id
+        return episode.session_id
+
+    def _drop(self, handle: str) -> _Episode | None:
+        """Forget ``handle``'s episode (its env session is not closed here)."""
+        episode = self.episodes.pop(handle, None)
+        if episode is not None and episode.connection is not None and self.current.get(episode.connection) == handle:
+            del self.current[episode.connection]
+        return episode
 
     def _gone(self) -> str:
         return (
-            f"this MCP session's episode is gone: it was idle past the server's ttl of {self.settings.ttl:g} s "
+            f"this episode is gone: it was idle past the server's ttl of {self.settings.ttl:g} s "
             "(or the server was restarting); call start_episode for a new one"
         )
 
@@ -124,15 +161,22 @@ class EnvMCP:
         with contextlib.suppress(ServiceError):  # expired meanwhile: nothing left to close
             await self.service.close_session(session_id)
 
+    async def end_connection(self, connection: str) -> None:
+        """End every episode ``connection`` (an MCP session its client closed) started: their places free at once."""
+        for handle in [h for h, e in self.episodes.items() if e.connection == connection]:
+            episode = self._drop(handle)
+            if episode is not None:
+                await self._end(episode.session_id)
+
     def _forget_stale(self) -> None:
         """Drop episodes whose session expired, once there are more than could be running."""
         if len(self.episodes) <= self.settings.max_sessions:
             return
-        for key, session_id in list(self.episodes.items()):
+        for handle, episode in list(self.episodes.items()):
             try:
-                self.service.table.get(session_id)
+                self.service.table.get(episode.session_id)
             except ServiceError:
-                del self.episodes[key]
+                self._drop(handle)
 
     def _failure(self, session_id: str) -> str | None:
         """Why the env of ``session_id`` can no longer be trusted, if it failed."""
@@ -199,7 +243,8 @@ class EnvMCP:
             version=info.version,
             instructions=(
                 f"{info.description}\n\nPlay it with start_episode, then act until the episode is done, then "
-                f"end_episode.{_seats_note(info)} Rules for the player:\n{info.instructions or ''}"
+                "end_episode, passing act and end_episode the episode_id start_episode answered."
+                f"{_seats_note(info)} Rules for the player:\n{info.instructions or ''}"
             ),
         )
 
@@ -216,16 +261,22 @@ class EnvMCP:
             return {"env": info.name, "splits": list(splits), "split": split, "count": tasks.count, "ids": ids}
 
         @server.tool(
-            description="Start an episode (replacing this session's running one): a task id, or a split and seed "
-            "to draw one; returns the task id, the first observation and the env's rules."
+            description="Start an episode: a task id, or a split and seed to draw one; returns its episode_id "
+            "(pass it to act and end_episode), the task id, the first observation and the env's rules. With "
+            "episode_id, that episode is replaced; in an MCP session, so is the session's running one."
         )
         async def start_episode(
-            ctx: Context, task_id: int | str | None = None, split: str | None = None, seed: int | None = None
+            ctx: Context,
+            task_id: int | str | None = None,
+            split: str | None = None,
+            seed: int | None = None,
+            episode_id: str | None = None,
         ) -> dict[str, Any]:
-            key = self._key(ctx)
-            old = self.episodes.pop(key, None)
+            connection = self._connection(ctx)
+            replaced = episode_id if episode_id is not None else self.current.get(connection or "")
+            old = self._drop(replaced) if replaced is not None else None
             if old is not None:
-                await self._end(old)
+                await self._end(old.session_id)
             self._forget_stale()
             try:
                 created = await service.create_session(CreateSessionRequest(task_id=task_id, split=split, seed=seed))
@@ -237,8 +288,12 @@ class EnvMCP:
                     "list_tasks shows the valid ids"
                 ) from None
             answer = orjson.loads(created)
-            self.episodes[key] = answer["session_id"]
+            handle = secrets.token_urlsafe(18)  # the client's proof that the episode is its own: unguessable
+            self.episodes[handle] = _Episode(answer["session_id"], connection)
+            if connection is not None:
+                self.current[connection] = handle
             started = {
+                "episode_id": handle,
                 "task_id": answer["task_id"],
                 "observation": answer["observation"],
                 "info": answer["info"],
@@ -282,27 +337,31 @@ class EnvMCP:
 
             @server.tool(
                 name="act",
-                description=f"Take one action (the reply text) in this session's episode, as `seat`: {info.name} "
-                f"has {info.players} seats, {names}, and only the seat on turn may act. Every result names the "
-                "seat on turn next (`seat`, `seat_name`; null once the game is over) and every seat's reward "
-                "for the step (`rewards`, keyed by seat number).",
+                description=f"Take one action (the reply text) in the episode `episode_id` names, as `seat`: "
+                f"{info.name} has {info.players} seats, {names}, and only the seat on turn may act. Every result "
+                "names the seat on turn next (`seat`, `seat_name`; null once the game is over) and every seat's "
+                f"reward for the step (`rewards`, keyed by seat number).{_SESSION_NOTE}",
             )
-            async def act_as_seat(ctx: Context, action: str, seat: int | None = None) -> dict[str, Any]:
-                return await step(self._running(self._key(ctx)), action, seat)
+            async def act_as_seat(
+                ctx: Context, action: str, seat: int | None = None, episode_id: str | None = None
+            ) -> dict[str, Any]:
+                return await step(self._running(self._handle(ctx, episode_id)), action, seat)
 
         else:
 
-            @server.tool(description="Take one action (the reply text) in this session's episode.")
-            async def act(ctx: Context, action: str) -> dict[str, Any]:
-                return await step(self._running(self._key(ctx)), action, None)
+            @server.tool(
+                description=f"Take one action (the reply text) in the episode `episode_id` names.{_SESSION_NOTE}"
+            )
+            async def act(ctx: Context, action: str, episode_id: str | None = None) -> dict[str, Any]:
+                return await step(self._running(self._handle(ctx, episode_id)), action, None)
 
-        @server.tool(description="End this session's episode and free its place on the server.")
-        async def end_episode(ctx: Context) -> dict[str, Any]:
-            key = self._key(ctx)
-            session_id = self._running(key)
+        @server.tool(description=f"End the episode `episode_id` names and free its place on the server.{_SESSION_NOTE}")
+        async def end_episode(ctx: Context, episode_id: str | None = None) -> dict[str, Any]:
+            handle = self._handle(ctx, episode_id)
+            session_id = self._running(handle)
             session = service.table.get(session_id)
             turns, done = session.turns, session.done
-            del self.episodes[key]
+            self._drop(handle)
             await self._end(session_id)
             return {"ended": True, "turns": turns, "done": done}
 
@@ -319,6 +378,7 @@ class EnvMCP:
 
     def http_app(self) -> ASGIApp:
         """The streamable-HTTP app of ``agenthub mcp`` at ``/mcp``, behind the bearer token when one is set."""
+        _quiet_sdk_log()
         app: ASGIApp = self._ending_episodes(
             self.server.streamable_http_app(
                 streamable_http_path=MCP_PATH, session_idle_timeout=self.settings.ttl, host=self.settings.host
@@ -359,6 +419,20 @@ class EnvMCP:
             await task
 
 
+_SESSION_NOTE = (
+    " episode_id: the id start_episode answered; a client with an MCP session (stdio, or an initialize "
+    "handshake) may leave it out for its session's episode."
+)
+
+
+@dataclass(frozen=True)
+class _Episode:
+    """A running episode: its env session, and the MCP session that started it (None if sessionless)."""
+
+    session_id: str
+    connection: str | None
+
+
 def _seats_note(info: EnvInfo) -> str:
     if not info.multi_player:
         return ""
@@ -371,7 +445,7 @@ def _seats_note(info: EnvInfo) -> str:
 
 class _EndingEpisodes:
     """An ASGI app (a class: Starlette would wrap a plain function as a request handler) that ends
-    the episode of an MCP session its client deleted."""
+    the episodes of an MCP session its client deleted."""
 
     def __init__(self, app: ASGIApp, served: EnvMCP) -> None:
         self.app = app
@@ -386,9 +460,14 @@ class _EndingEpisodes:
         await self.app(scope, receive, send)
         if scope["type"] == "http" and scope["method"] == "DELETE":
             key = dict(scope.get("headers") or []).get(b"mcp-session-id", b"").decode("latin-1")
-            session_id = self.served.episodes.pop(key, None) if key else None
-            if session_id is not None:
-                await self.served._end(session_id)
+            if key:
+                await self.served.end_connection(key)
+
+
+def _quiet_sdk_log() -> None:
+    if logging.getLogger("mcp").level == logging.NOTSET:
+        # The SDK logs every MCP session and refused tool call at INFO; the HTTP side logs no request.
+        logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
 def mount_mcp(app: FastAPI) -> EnvMCP:
@@ -399,9 +478,7 @@ def mount_mcp(app: FastAPI) -> EnvMCP:
     """
     from starlette.routing import Route
 
-    if logging.getLogger("mcp").level == logging.NOTSET:
-        # The SDK logs every MCP session and refused tool call at INFO; the HTTP side logs no request.
-        logging.getLogger("mcp").setLevel(logging.WARNING)
+    _quiet_sdk_log()
     served = EnvMCP(app.state.service)
     app.router.routes.append(Route(MCP_PATH, endpoint=served.http_handler()))
     service_lifespan = app.router.lifespan_context

@@ -17,6 +17,20 @@ def check_seat(seat: int | None, players: int, on_turn: int | None) -> None:
 
     ``on_turn`` is None once the episode has ended: the step is then refused as ``episode_done``.
     """
+    check_seat_fits(seat, players, on_turn)
+    if on_turn is not None and seat is not None and seat != on_turn:
+        raise ServiceError(
+            409,
+            "not_your_turn",
+            f"it is seat {on_turn}'s turn, not seat {seat}'s; step as seat {on_turn}, "
+            "the seat named by the last answer",
+        )
+
+
+def check_seat_fits(seat: int | None, players: int, on_turn: int | None) -> None:
+    """Refuse (422) a step whose ``seat`` the env's document rules out: a seat sent to a single-player env,
+    none sent to a multi-player one, or one that does not exist. Checked before a retried ``request_id``
+    is answered from memory, so that a request the schema refuses is refused every time."""
     if players == 1:
         if seat is not None:
             raise ServiceError(
@@ -35,13 +49,6 @@ def check_seat(seat: int | None, players: int, on_turn: int | None) -> None:
         )
     if not 0 <= seat < players:
         raise ServiceError(422, "unknown_seat", f"seat {seat} does not exist; this env has seats 0 to {players - 1}")
-    if on_turn is not None and seat != on_turn:
-        raise ServiceError(
-            409,
-            "not_your_turn",
-            f"it is seat {on_turn}'s turn, not seat {seat}'s; step as seat {on_turn}, "
-            "the seat named by the last answer",
-        )
 
 
 def seat_reset(result: Any, players: int) -> tuple[str, dict[str, Any], int]:

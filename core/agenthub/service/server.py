@@ -36,6 +36,8 @@ from agenthub.service.sessions import ServiceError
 from agenthub.service.settings import ServiceSettings, apply_env_defaults
 from agenthub.specs import EnvSpec
 from agenthub.types import (
+    MAX_TASK_ID,
+    MIN_SEED,
     CreateSessionRequest,
     EnvInfo,
     ErrorBody,
@@ -139,7 +141,7 @@ def create_app(env: EnvSpec | Callable[..., Environment], settings: ServiceSetti
     _install_error_handlers(app, error)
     _install_routes(app, service)
     _install_docs(app)
-    _document_splits(app, list(service.splits))
+    _document_env(app, list(service.splits), service.players)
     # Outermost last: the body limit applies before authentication reads anything.
     if settings.token:
         app.add_middleware(BearerTokenMiddleware, token=settings.token, count=count_error)
@@ -299,8 +301,19 @@ def _install_docs(app: FastAPI) -> None:
         )
 
 
-def _document_splits(app: FastAPI, splits: list[str]) -> None:
-    """Publish this env's split names as the enum of every ``split`` field, so the schema says what is accepted."""
+_REFUSALS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("/v1/tasks", "get"): ("invalid_request", "unknown_split"),
+    ("/v1/sessions", "post"): ("invalid_request", "unknown_split", "unknown_task", "invalid_reset"),
+    ("/v1/sessions/{session_id}/reset", "post"): ("invalid_request", "invalid_reset"),
+}
+"""Which ``422`` codes each operation can answer (step's depend on the env's seats). Of these, only
+``unknown_task`` (a task id not in the split named with it) and ``invalid_reset`` (an id or options the
+env refuses) can answer a request that matches the schema: no schema says which ids and options an env takes."""
+
+
+def _document_env(app: FastAPI, splits: list[str], players: int) -> None:
+    """Publish this env's own document: its split names as the enum of every ``split`` field, ``seat`` only
+    where the env has seats (required, bounded to them), and each operation's ``422`` codes."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -311,10 +324,60 @@ def _document_splits(app: FastAPI, splits: list[str]) -> None:
             for parameter in schema["paths"]["/v1/tasks"]["get"].get("parameters", []):
                 if parameter["name"] == "split":
                     parameter["schema"]["anyOf"] = [named, {"type": "null"}]
+            _document_seats(schema["components"]["schemas"]["StepRequest"], players)
+            _document_refusals(schema, players)
+            _exact_bounds(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+_EXACT = {float(MAX_TASK_ID): MAX_TASK_ID, float(MIN_SEED): MIN_SEED}
+"""FastAPI's OpenAPI models hold bounds as floats, and 2**63-1 as a float is 2**63, one past the range."""
+
+
+def _exact_bounds(node: Any) -> None:
+    """Integer bounds back as exact integers, so that the document states the range the models check."""
+    if isinstance(node, dict):
+        for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            value = node.get(key)
+            if isinstance(value, float) and value.is_integer() and node.get("type") == "integer":
+                node[key] = _EXACT.get(value, int(value))
+        for child in node.values():
+            _exact_bounds(child)
+    elif isinstance(node, list):
+        for child in node:
+            _exact_bounds(child)
+
+
+def _document_seats(step: dict[str, Any], players: int) -> None:
+    """A single-player env's step takes no ``seat``; a multi-player env's requires one of its seats."""
+    if players == 1:
+        step["properties"].pop("seat", None)
+        return
+    step["properties"]["seat"] = {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": players - 1,
+        "title": "Seat",
+        "description": f"The seat that acts, from 0 to {players - 1}: the seat named on turn by the last answer.",
+    }
+    step["required"] = sorted({*step.get("required", []), "seat"})
+    step["examples"] = [{"action": "look", "seat": 0, "request_id": "a1b2c3"}]
+
+
+def _document_refusals(schema: dict[str, Any], players: int) -> None:
+    step_codes = ("seat_required", "unknown_seat") if players > 1 else ("seat_not_expected",)
+    refusals = {**_REFUSALS, ("/v1/sessions/{session_id}/step", "post"): ("invalid_request", *step_codes)}
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            response = operation.get("responses", {}).get("422")
+            if response is None:
+                continue
+            codes = list(refusals.get((path, method), ("invalid_request",)))
+            response["x-error-codes"] = codes
+            response["description"] = "Refused, with one of the codes: " + ", ".join(f"`{c}`" for c in codes)
 
 
 def _allowed_methods(app: FastAPI, scope: Scope) -> list[str]:

@@ -6,6 +6,9 @@ In a plugin's tests::
 
     test_conformance = conformance_tests("textcraft")  # one pytest item per check
 
+:func:`fuzz_server` runs schemathesis, every phase and check, against a served env's own
+``/openapi.json`` (needs schemathesis, a test dependency).
+
 :func:`build_tiny_model` and :func:`build_tokenizer` build a small random model and its
 tokenizer on the spot (never a download); :class:`ModelSampler` samples from one the way an
 inference engine would; :func:`check_sampled_turns` checks that a trainer trains on exactly
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from agenthub.testing.conformance import CHECK_NAMES, ConformanceReport, check_env, run_checks
     from agenthub.testing.model_sampler import ModelSampler, Sample, is_canonical
     from agenthub.testing.pytest_plugin import conformance_tests
+    from agenthub.testing.schema_fuzz import FuzzResult, fuzz_server
     from agenthub.testing.tiny_model import build_tiny_model
     from agenthub.testing.tiny_tokenizer import build_tokenizer
     from agenthub.testing.token_checks import CheckTally, EngineAnswer, SequenceView, check_sampled_turns
@@ -40,6 +44,8 @@ __getattr__ = lazy_exports(
         "Sample": ".model_sampler",
         "is_canonical": ".model_sampler",
         "conformance_tests": ".pytest_plugin",
+        "FuzzResult": ".schema_fuzz",
+        "fuzz_server": ".schema_fuzz",
         "build_tiny_model": ".tiny_model",
         "build_tokenizer": ".tiny_tokenizer",
         "CheckTally": ".token_checks",
@@ -54,6 +60,7 @@ __all__ = [
     "CheckTally",
     "ConformanceReport",
     "EngineAnswer",
+    "FuzzResult",
     "ModelSampler",
     "Sample",
     "SequenceView",
@@ -62,6 +69,7 @@ __all__ = [
     "check_env",
     "check_sampled_turns",
     "conformance_tests",
+    "fuzz_server",
     "is_canonical",
     "run_checks",
     "run_cli",

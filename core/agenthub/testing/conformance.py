@@ -68,8 +68,8 @@ class ConformanceReport:
         for r in self.results:
             mark = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}[r.status]
             lines.append(f"  {mark}  {r.name:<22} {r.detail}")
-        failed = sum(r.status == "failed" for r in self.results)
-        lines.append(f"{len(self.results) - failed} passed, {failed} failed")
+        counts = {status: sum(r.status == status for r in self.results) for status in ("passed", "skipped", "failed")}
+        lines.append(", ".join(f"{n} {status}" for status, n in counts.items()))  # a skip is no pass
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:

@@ -15,7 +15,11 @@
 
 Errors answer their real status with ``{"error": {"code", "message"}}``, as env
 servers do: 404 for an unknown run or episode (the message says what exists),
-422 for a bad filter or page value, 503 while an episode is not indexed yet.
+422 for a bad filter or page value (an episode number or offset outside 0 to
+2**63-1, which SQLite holds, is one: the message names the range), 401 without
+the token of a viewer started with ``token=`` (:mod:`agenthub.viewer.auth`), 503
+while an episode is not indexed yet. Answers name runs by id, never by their
+path on disk.
 Routes are plain ``def``: SQLite and file reads run in the thread pool, never
 on the event loop.
 """
@@ -28,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
+from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -36,6 +41,7 @@ from fastapi.staticfiles import StaticFiles
 from agenthub._version import __version__
 from agenthub.errors import AgenthubError
 from agenthub.viewer import queries
+from agenthub.viewer.auth import ViewerTokenMiddleware
 from agenthub.viewer.episode import episode_payload
 from agenthub.viewer.index import RunIndex
 from agenthub.viewer.indexer import BackgroundIndexer
@@ -44,6 +50,13 @@ from agenthub.viewer.runs import RunCatalog, RunNotFoundError
 
 STATIC = Path(__file__).parent / "static"
 FIRST_PAGE_WAIT_S = 2.0  # a fresh run's first page waits this long for its rows to be indexed
+MAX_NUMBER = queries.MAX_OFFSET
+RANGES = {
+    "number": f"an episode number from 0 to {MAX_NUMBER}",
+    "offset": f"an integer from 0 to {queries.MAX_OFFSET}",
+    "limit": f"an integer from 1 to {queries.MAX_LIMIT}; page with offset= for more",
+}
+"""What each integer of the API takes, named in the 422 of a value outside it."""
 
 
 class EpisodeNotFoundError(AgenthubError, LookupError):
@@ -70,8 +83,10 @@ STATUS_OF: dict[type[Exception], tuple[int, str]] = {
 }
 
 
-def create_app(root: str | Path, *, tokenizer: str | Path | None = None) -> FastAPI:
-    """The viewer app for RUN_DIR (one run or a runs/ root); raises RunNotFoundError on a wrong directory."""
+def create_app(root: str | Path, *, tokenizer: str | Path | None = None, token: str | None = None) -> FastAPI:
+    """The viewer app for RUN_DIR (one run or a runs/ root); raises RunNotFoundError on a wrong directory.
+
+    With ``token``, every ``/api/`` route needs it (``agenthub.viewer.auth``)."""
     catalog = RunCatalog(root, tokenizer=tokenizer)
     indexer = BackgroundIndexer()
 
@@ -95,10 +110,12 @@ def create_app(root: str | Path, *, tokenizer: str | Path | None = None) -> Fast
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'][1:]) or e['loc'][0]}: {e['msg']} (got {e.get('input')!r})"
-            for e in exc.errors()
-        )
+        def problem(e: Any) -> str:
+            name = ".".join(str(p) for p in e["loc"][1:]) or str(e["loc"][0])
+            takes = f"; it takes {RANGES[name]}" if name in RANGES else ""
+            return f"{name}: {e['msg']} (got {e.get('input')!r}){takes}"
+
+        problems = "; ".join(problem(e) for e in exc.errors())
         return error_response(422, "invalid_query", f"{problems}; fix the value or leave it out")
 
     def index_of(run_id: str, *, wait_for: int = 0) -> RunIndex:
@@ -119,7 +136,8 @@ def create_app(root: str | Path, *, tokenizer: str | Path | None = None) -> Fast
 
     @app.get("/api/runs")
     def runs() -> Response:
-        return json_response({"root": str(catalog.root), "runs": [r.describe() for r in catalog.runs()]})
+        # The root's name, not its path: what is on the disk beyond the runs is none of the page's business.
+        return json_response({"root": catalog.root.name, "runs": [r.describe() for r in catalog.runs()]})
 
     @app.get("/api/runs/{run_id}")
     def run(run_id: str) -> Response:
@@ -142,8 +160,8 @@ def create_app(root: str | Path, *, tokenizer: str | Path | None = None) -> Fast
         min_reward: float | None = None,
         max_reward: float | None = None,
         sort: str = "index",
-        offset: int = 0,
-        limit: int = 50,
+        offset: int = Query(0, ge=0, le=queries.MAX_OFFSET),
+        limit: int = Query(50, ge=1, le=queries.MAX_LIMIT),
     ) -> Response:
         where = queries.EpisodeFilter.parse(
             env=env, task=task, outcome=outcome, min_reward=min_reward, max_reward=max_reward
@@ -155,7 +173,7 @@ def create_app(root: str | Path, *, tokenizer: str | Path | None = None) -> Fast
         return json_response({**result, "index": index.status().as_dict()})
 
     @app.get("/api/runs/{run_id}/episodes/{number}")
-    def episode(run_id: str, number: int) -> Response:
+    def episode(run_id: str, number: int = PathParam(ge=0, le=MAX_NUMBER)) -> Response:
         index = index_of(run_id, wait_for=number + 1)
         record = index.read(number)
         if record is None:
@@ -173,7 +191,12 @@ def create_app(root: str | Path, *, tokenizer: str | Path | None = None) -> Fast
         return json_response(episode_payload(number, record, catalog.decoder(run_id)))
 
     @app.get("/api/runs/{run_id}/tasks")
-    def tasks(run_id: str, sort: str = "order", offset: int = 0, limit: int = 100) -> Response:
+    def tasks(
+        run_id: str,
+        sort: str = "order",
+        offset: int = Query(0, ge=0, le=queries.MAX_OFFSET),
+        limit: int = Query(100, ge=1, le=queries.MAX_LIMIT),
+    ) -> Response:
         page = queries.Page(offset, limit)
         index = index_of(run_id, wait_for=1)
         with index.reading() as db:
@@ -209,6 +232,8 @@ def create_app(root: str | Path, *, tokenizer: str | Path | None = None) -> Fast
             "/status, /episodes, /episodes/N, /tasks, /metrics, /facets",
         )
 
+    if token:
+        app.add_middleware(ViewerTokenMiddleware, token=token)
     app.state.catalog = catalog
     app.state.indexer = indexer
     return app

@@ -21,5 +21,5 @@ def episode_payload(index: int, record: dict[str, Any], decoder: TokenDecoder | 
             "prompt": decoder.pieces(tokens.get("prompt_ids") or []),
             "response": decoder.pieces(tokens.get("response_ids") or []),
         }
-        payload["tokenizer"] = str(decoder.path)
+        payload["tokenizer"] = decoder.path.name  # its name, not where it lies on the disk
     return payload

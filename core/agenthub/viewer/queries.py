@@ -18,6 +18,8 @@ from agenthub.evaluation import EXCLUDED, default_ks, pass_at_k
 from agenthub.types import Outcome
 
 MAX_LIMIT = 500
+MAX_OFFSET = 2**63 - 1
+"""SQLite's largest integer: an offset past it cannot even be asked of the index (Python would raise)."""
 FACET_TASKS = 2000  # distinct task ids offered to the task filter; the rest can still be typed in
 COLUMNS = ("id", "env", "task", "split", "key", "outcome", "reward", "turns", "duration_s", "has_tokens", "error")
 SORTS = {
@@ -111,8 +113,8 @@ class Page:
     limit: int = 50
 
     def __post_init__(self) -> None:
-        if self.offset < 0:
-            raise QueryError(f"offset must be 0 or more, got {self.offset}")
+        if not 0 <= self.offset <= MAX_OFFSET:
+            raise QueryError(f"offset must be from 0 to {MAX_OFFSET}, got {self.offset}")
         if not 1 <= self.limit <= MAX_LIMIT:
             raise QueryError(f"limit must be from 1 to {MAX_LIMIT}, got {self.limit}; page with offset= for more")
 

@@ -106,7 +106,7 @@ def write_report(
     runs = catalog.runs()
     per_run = {r.id: run_data(catalog, r, episodes=episodes) for r in runs}
     described = [r.describe() for r in runs]
-    data = {"generated_at": time.time(), "root": str(catalog.root), "runs": described, "data": per_run}
+    data = {"generated_at": time.time(), "root": catalog.root.name, "runs": described, "data": per_run}
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(data), encoding="utf-8")

@@ -50,9 +50,8 @@ class RunInfo:
     def describe(self) -> dict[str, Any]:
         meta, config = self.meta(), self.config()
         summary = meta.get("summary") or {}
-        return {
+        return {  # no path: the API names runs by id only (the disk's layout is not the page's business)
             "id": self.id,
-            "path": str(self.path),
             "status": meta.get("status"),
             "started_at": meta.get("started_at"),
             "finished_at": meta.get("finished_at"),
@@ -110,7 +109,7 @@ class RunCatalog:
             return RunInfo(run_id, self.root / run_id)
         runs = self.runs()
         shown = ", ".join(r.id for r in runs[:10]) + (", ..." if len(runs) > 10 else "")
-        raise RunNotFoundError(f"no run {run_id!r} in {self.root}; runs there: {shown} (GET /api/runs lists them)")
+        raise RunNotFoundError(f"no run {run_id!r} in {self.root.name}; runs there: {shown} (GET /api/runs lists them)")
 
     def index(self, run_id: str) -> RunIndex:
         info = self.run(run_id)
