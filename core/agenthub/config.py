@@ -15,19 +15,25 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agenthub.errors import ConfigError, did_you_mean
+from agenthub.redaction import REDACTED, fill_secrets, is_secret_name, redact_secrets, redacted_keys
 
 M = TypeVar("M", bound=BaseModel)
 
 
 __all__ = [
+    "REDACTED",
     "MultiPlayerConfig",
     "RolloutBackendConfig",
     "build_config",
     "check_rollout_backend",
     "deep_merge",
     "describe_validation_error",
+    "fill_secrets",
+    "is_secret_name",
     "load_yaml",
     "parse_overrides",
+    "redact_secrets",
+    "redacted_keys",
     "validate_config",
 ]
 
@@ -188,7 +194,13 @@ def describe_validation_error(model: type[BaseModel], exc: ValidationError) -> s
         elif error["type"] == "missing":
             lines.append(f"missing required key {key!r}; pass it as {key}=...")
         else:
-            lines.append(f"{key}: {error['msg']} (got {error.get('input')!r})")
+            # A secret's value is never echoed: the message may end up in a log.
+            given = error.get("input")
+            if any(is_secret_name(str(part)) for part in error["loc"]):
+                given = REDACTED
+            elif isinstance(given, Mapping):
+                given = redact_secrets(given)
+            lines.append(f"{key}: {error['msg']} (got {given!r})")
     return "invalid configuration:\n  " + "\n  ".join(lines)
 
 

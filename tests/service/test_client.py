@@ -7,6 +7,7 @@ import contextlib
 import signal
 import time
 
+import psutil
 import pytest
 
 from agenthub import EnvClient, LocalServer, SyncEnvClient
@@ -89,6 +90,9 @@ async def test_errors_over_the_socket_keep_their_types_codes_and_urls(guess_serv
 
 async def test_a_token_is_sent_on_every_request() -> None:
     with LocalServer("guess", overrides={"token": "s3cret"}) as server:
+        assert server.process is not None
+        # the token reaches the server by its environment: a command line is readable by every local user
+        assert not any("s3cret" in arg for arg in psutil.Process(server.process.pid).cmdline())
         async with EnvClient(server.url, token="s3cret", retries=0) as client:
             session = await client.create_session(task_id=2)
             assert (await session.step("guess 8")).observation

@@ -1,4 +1,7 @@
-"""``agenthub deploy k8s env=NAME [replicas=N token=... namespace=... image=... max_sessions=... out=DIR]``."""
+"""``agenthub deploy k8s env=NAME [replicas=N token=... namespace=... image=... max_sessions=... out=DIR]``.
+
+The env's plugin must be installed here: its name, version and service defaults (max_sessions) come from it.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
         print(
             "not validated: pip install 'agenthub[k8s]' to check them against the Kubernetes schemas", file=sys.stderr
         )
+    print(f"{out / 'secret.yaml'} holds the token: it is readable by you only (0600); keep it out of version control")
     print(
-        f"next: kubectl apply -f {out / 'env.yaml'}; then kubectl apply -f {out / 'rayjob-eval.yaml'} (needs KubeRay)"
+        f"next: kubectl create namespace {config.namespace} (once); kubectl apply -f {out / 'secret.yaml'} "
+        f"-f {out / 'env.yaml'}; then kubectl apply -f {out / 'rayjob-eval.yaml'} (needs KubeRay 1.5+)"
     )
     return 0

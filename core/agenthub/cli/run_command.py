@@ -6,7 +6,8 @@ never imports an RL framework. What the trainer receives is one mapping:
 * the YAML file given with ``--config``, then the ``key=value`` overrides;
 * with ``--resume RUN_DIR``: the run's stored ``config.yaml``, then the
   overrides, plus ``resume: RUN_DIR`` (the trainer decides which settings may
-  change on resume, e.g. more ``steps``).
+  change on resume, e.g. more ``steps``). Secrets are stored redacted: they are
+  given again (``token`` also from ``$AGENTHUB_TOKEN``), else the resume is refused.
 
 ``trainer`` stays in the mapping, so a trainer can check it was meant.
 """
@@ -17,10 +18,12 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
-from agenthub.config import deep_merge, load_yaml, parse_overrides
+from agenthub.config import deep_merge, fill_secrets, load_yaml, parse_overrides
 from agenthub.errors import ConfigError
+from agenthub.option_checks import check_agent_kwargs, check_env_kwargs
 from agenthub.plugins import PluginHost, get_plugin_host
 from agenthub.rollout.store import RunStore
+from agenthub.specs import EnvSpec
 
 
 def resolve_run_config(overrides: list[str], *, config_file: str | None, resume: str | None) -> dict[str, Any]:
@@ -35,6 +38,7 @@ def resolve_run_config(overrides: list[str], *, config_file: str | None, resume:
         base = load_yaml(config_file) if config_file is not None else {}
     config = deep_merge(base, parse_overrides(overrides))
     if resume is not None:
+        config = fill_secrets(config, run_dir=resume, command="agenthub run")
         config["resume"] = resume
     return config
 
@@ -67,3 +71,18 @@ def check_names(config: Mapping[str, Any], host: PluginHost) -> None:
         agent = config.get("agent")
         if isinstance(agent, str) and agent:
             host.agent_for(spec, agent)
+        check_kwargs(config, spec, host)
+
+
+def check_kwargs(config: Mapping[str, Any], spec: EnvSpec, host: PluginHost) -> None:
+    """Refuse a misspelt ``env_kwargs.KEY``, ``agent_kwargs.KEY`` or ``opponent_kwargs.KEY`` now. Read from
+    the factories' source, never imported: the trainer's env servers and workers import them, not this process."""
+    env_kwargs, agent_kwargs, opponent_kwargs = (
+        config.get(k) for k in ("env_kwargs", "agent_kwargs", "opponent_kwargs")
+    )
+    if isinstance(env_kwargs, Mapping):
+        check_env_kwargs(spec, env_kwargs, may_import=False)
+    for role, kwargs in (("agent", agent_kwargs), ("opponent", opponent_kwargs)):
+        called = config.get(role)
+        if isinstance(kwargs, Mapping) and isinstance(called, str) and called:
+            check_agent_kwargs(spec, called, kwargs, role=role, may_import=False, host=host)

@@ -1,7 +1,7 @@
 """A run's directory: its resolved config, its trajectories, its metrics.
 
 ``runs/<run-id>/``
-  ``config.yaml``        the resolved config the run started with
+  ``config.yaml``        the resolved config the run started with, its secrets redacted
   ``run.json``           run id, versions, start time, status, summary
   ``trajectories.jsonl`` one trajectory per line, appended and flushed as each episode ends
   ``metrics.jsonl``      one record per training step or evaluation summary
@@ -10,6 +10,10 @@ A run killed at any moment (even SIGKILL) loses only its episodes in flight:
 every finished one is already a complete line in the file. A torn last line
 is cut off when the run is reopened, and ``completed_keys()`` tells the
 executor which episodes not to run again.
+
+No secret is written here: settings named like one (``token``, ``api_key``, ...) read ``<redacted>`` in
+``config.yaml``, ``run.json`` and ``metrics.jsonl`` (:mod:`agenthub.redaction`), so a resumed run is given
+them again (:func:`agenthub.redaction.fill_secrets`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import yaml
 
 from agenthub._version import __version__
 from agenthub.errors import AgenthubError, ConfigError
+from agenthub.redaction import redact_secrets
 from agenthub.types import Trajectory
 
 CONFIG_FILE = "config.yaml"
@@ -43,6 +48,11 @@ def episode_key(trajectory_key: str) -> str:
     """The episode key of a seat's trajectory key (the key itself for a single-player one)."""
     head, sep, tail = trajectory_key.rpartition("/seat")
     return head if sep and tail.isdigit() else trajectory_key
+
+
+def write_config(run_dir: Path, config: Mapping[str, Any]) -> None:
+    """``run_dir``'s config.yaml: ``config`` with its secrets redacted."""
+    (Path(run_dir) / CONFIG_FILE).write_text(yaml.safe_dump(redact_secrets(config), sort_keys=True))
 
 
 class RunStoreError(AgenthubError):
@@ -73,7 +83,7 @@ class RunStore:
             raise RunStoreError(f"run {path} already exists; continue it with --resume or choose another run id")
         path.mkdir(parents=True, exist_ok=True)
         store = cls(path, fsync=fsync)
-        (path / CONFIG_FILE).write_text(yaml.safe_dump(dict(config), sort_keys=True))
+        write_config(path, config)
         meta = {"run_id": run_id, "agenthub_version": __version__, "started_at": time.time(), "status": "running"}
         store._write_meta(meta)
         return store
@@ -88,11 +98,12 @@ class RunStore:
 
     @classmethod
     def resume(cls, path: str | Path, config: Mapping[str, Any] | None = None, *, fsync: bool = False) -> RunStore:
-        """Reopen a run; with ``config``, refuse one whose stored config differs."""
+        """Reopen a run; with ``config``, refuse one whose stored config differs (secrets, which are not
+        stored, never count as a difference)."""
         store = cls.existing(path, fsync=fsync)
         path = store.path
         if config is not None:
-            stored = store.config()
+            stored, config = store.config(), redact_secrets(config)
             changed = sorted(k for k in {*stored, *config} if stored.get(k) != config.get(k))
             if changed:
                 details = ", ".join(f"{k}: {stored.get(k)!r} -> {config.get(k)!r}" for k in changed)
@@ -165,7 +176,7 @@ class RunStore:
 
     def log_metrics(self, record: Mapping[str, Any]) -> None:
         with (self.path / METRICS_FILE).open("a") as file:
-            file.write(json.dumps({"time": time.time(), **record}, default=str) + "\n")
+            file.write(json.dumps(redact_secrets({"time": time.time(), **record}), default=str) + "\n")
 
     def finish(self, summary: Mapping[str, Any] | None = None, *, status: str = "finished") -> None:
         self.close()
@@ -206,7 +217,7 @@ class RunStore:
 
     def _write_meta(self, meta: Mapping[str, Any]) -> None:
         tmp = self.path / (META_FILE + ".tmp")
-        tmp.write_text(json.dumps(dict(meta), indent=2, default=str))
+        tmp.write_text(json.dumps(redact_secrets(meta), indent=2, default=str))
         tmp.replace(self.path / META_FILE)  # atomic: a kill never leaves half a run.json
 
     def _update_meta(self, **changes: Any) -> None:

@@ -25,7 +25,7 @@ import uvicorn
 from agenthub.errors import AgenthubError
 from agenthub.processes import PARENT_ENV_VAR, popen
 from agenthub.service.serve import bind_socket, loop_factory, url_of, uvicorn_config
-from agenthub.service.settings import ServiceSettings
+from agenthub.service.settings import TOKEN_ENV_VAR, ServiceSettings
 from agenthub.specs import EnvSpec
 
 
@@ -64,8 +64,18 @@ class LocalServer:
         self.url = ""
 
     def command(self, ready_file: Path) -> list[str]:
-        args = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in self.overrides.items()]
+        # The token goes by environment (child_env), never on the command line, which every local user reads.
+        settings = {k: v for k, v in self.overrides.items() if k != "token"}
+        args = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in settings.items()]
         return [self.python, "-m", "agenthub", "serve", f"env={self.env}", *args, f"--ready-file={ready_file}"]
+
+    def child_env(self) -> dict[str, str]:
+        """The server's environment: ours, the caller's extras, the parent watch, and the token if one is set."""
+        env = {**os.environ, **self.extra_env, PARENT_ENV_VAR: str(os.getpid())}
+        token = self.overrides.get("token")
+        if token:
+            env[TOKEN_ENV_VAR] = str(token)
+        return env
 
     def start(self) -> LocalServer:
         ready = Path(self._dir.name) / "ready.json"
@@ -78,7 +88,7 @@ class LocalServer:
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, **self.extra_env, PARENT_ENV_VAR: str(os.getpid())},
+            env=self.child_env(),
         )
         log.close()
         deadline = time.monotonic() + self.startup_timeout_s

@@ -3,6 +3,8 @@
 Every trainer that resumes in its own run directory checks the same thing: only some settings (more
 ``steps``, say) may differ from the stored ``config.yaml``; any other difference would make it another run.
 A setting the stored config lacks (added to the plugin since the run started) counts as its default.
+Secrets are never stored (``<redacted>``, :mod:`agenthub.redaction`): both sides are compared redacted, so
+a secret given again, or a new one, is no change.
 """
 
 from __future__ import annotations
@@ -10,16 +12,17 @@ from __future__ import annotations
 from collections.abc import Set
 from typing import Any
 
-import yaml
 from pydantic import BaseModel
 
 from agenthub.errors import ConfigError
-from agenthub.rollout.store import CONFIG_FILE, RunStore
+from agenthub.redaction import redact_secrets
+from agenthub.rollout.store import RunStore, write_config
 
 
 def saved_config(settings: BaseModel) -> dict[str, Any]:
-    """The config as the run directory keeps it (``resume`` is how it was started, not what it is)."""
-    return settings.model_dump(mode="json", exclude={"resume"})
+    """The config as the run directory keeps it (``resume`` is how it was started, not what it is; secrets
+    are redacted)."""
+    return redact_secrets(settings.model_dump(mode="json", exclude={"resume"}))
 
 
 def defaults(model: type[BaseModel]) -> dict[str, Any]:
@@ -47,5 +50,5 @@ def reopen(settings: BaseModel, resume: str, allowed: Set[str]) -> RunStore:
     """The resumed run's store (appended to), its config.yaml updated (e.g. more steps)."""
     check_resumable(settings, resume, allowed)
     store = RunStore.resume(resume)
-    (store.path / CONFIG_FILE).write_text(yaml.safe_dump(saved_config(settings), sort_keys=True))
+    write_config(store.path, saved_config(settings))
     return store

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 from agenthub import ConfigError, get_plugin_host
-from agenthub.config import validate_config
+from agenthub.config import redact_secrets, validate_config
 from agenthub.rollout import RunStore, new_run_id
 from agenthub.training import ServerUrls, env_servers, preflight, print_dry_run_checks, recorded_run, seating
 
@@ -81,7 +81,7 @@ def print_dry_run(settings: ArealConfig) -> int:
         run_dir = check_resumable(settings)
     else:
         run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
-    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
+    print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
     if settings.resume is not None:
         print(f"# would resume {run_dir} with AReaL's recovery ({RESUME_OVERRIDE}), rewriting its launch files")
     elif settings.run_id is None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 from agenthub import ConfigError, EnvInfo, SyncEnvClient, TaskId, TaskList, get_plugin_host
-from agenthub.config import validate_config
+from agenthub.config import redact_secrets, validate_config
 from agenthub.rollout import RunStore, new_run_id
 from agenthub.training import Seating, env_servers, preflight, print_dry_run_checks, recorded_run, seating
 
@@ -81,7 +81,7 @@ def print_dry_run(settings: OpenRlhfConfig) -> int:
     where = "Ray node's" if settings.backend == "ray" else "local"
     urls = settings.urls or [f"<{where} {settings.env} server {i + 1}>" for i in range(settings.processes)]
     launch = build_launch(settings, run_dir, urls=urls, task_ids=ids, run_id=run_dir.name)
-    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
+    print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
     if settings.resume is None and settings.run_id is None:
         print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
     report = print_dry_run_checks(NEEDS, lambda: launch_checks(settings, dry_run=True))

@@ -28,7 +28,7 @@ MODEL_TURN_TOKENS = 256
 TINY_MODEL_ENTROPY_COEF = 0.01
 MODEL_ENTROPY_COEF = 0.0
 
-RESUMABLE_CHANGES = frozenset({"steps", "resume", "save_steps", "backend", "address"})
+RESUMABLE_CHANGES = frozenset({"steps", "resume", "save_steps", "backend", "address", "test_episodes"})
 """Settings a resumed run may change; any other difference is refused (it would be a different run)."""
 
 
@@ -97,6 +97,9 @@ class TrlConfig(RolloutBackendConfig, MultiPlayerConfig):
     max_attempts: int = Field(default=3, ge=1)
     episode_timeout_s: float | None = Field(default=None, gt=0)
     save_steps: int = Field(default=10, ge=1, description="checkpoint every N steps (and at the end)")
+    test_episodes: int = Field(
+        default=256, ge=0, description="mode=grpo: at the end, score the model on this many test-split tasks; 0: skip"
+    )
     save_total_limit: int | None = Field(default=2, ge=1)
     logging_steps: int = Field(default=1, ge=1)
     runs_dir: str = "runs"

@@ -28,10 +28,12 @@ from agenthub.rollout import (
 )
 from agenthub.training import Seating, open_env_pool, recorded_run, seating
 
+from agenthub_trainer_trl.checkpoints import WINDOW, CheckpointCallback, best_step, write_model_settings
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.generate import ModelGenerator, VLLMGenerator
 from agenthub_trainer_trl.kl import StartKL
-from agenthub_trainer_trl.metrics import CURVE_FILE, MetricsCallback, env_reward, plot_learning_curve
+from agenthub_trainer_trl.heldout import score_test_split, summary_line
+from agenthub_trainer_trl.metrics import CURVE_FILE, MetricsCallback, curve_points, env_reward, plot_learning_curve
 from agenthub_trainer_trl.rollout import HubRollout, task_prompt
 from agenthub_trainer_trl.runs import (
     CHECKPOINTS_DIR,
@@ -184,6 +186,7 @@ def build_trainer(
         rollout_func=rollout,
         callbacks=[
             MetricsCallback(store),
+            CheckpointCallback(config, store),
             TensorBoardCallback(SummaryWriter(log_dir=str(store.path / TENSORBOARD_DIR))),
         ],
     )
@@ -229,12 +232,30 @@ def run_grpo(config: TrlConfig, *, on_trainer: TrainerHook | None = None) -> int
             if on_trainer is not None:
                 on_trainer(trainer)
             trainer.train(resume_from_checkpoint=checkpoint)
-            trainer.save_model(str(store.path / FINAL_MODEL_DIR))
-            trainer.processing_class.save_pretrained(str(store.path / FINAL_MODEL_DIR))
+            final = store.path / FINAL_MODEL_DIR
+            trainer.save_model(str(final))
+            trainer.processing_class.save_pretrained(str(final))
+            write_model_settings(final, config, run_dir=store.path, step=int(trainer.state.global_step))
+            summary["checkpoints"] = kept_models(trainer.state, store.path)
+            if config.test_episodes:
+                print(f"scoring the final model on {config.test_episodes} tasks of the test split", file=sys.stderr)
+                executor = rollout.executor_for(trainer)
+                summary["test"] = score_test_split(runner, pool, executor, config.test_episodes)
         finally:
             runner.run(pool.close())
     report(store, summary, resumed=checkpoint is not None)
     return 0
+
+
+def kept_models(state: Any, run_dir: Path) -> dict[str, Any]:
+    """The summary's ``checkpoints``: the last model and the best checkpoint (by the mean success of its
+    last steps), as paths in the run directory."""
+    kept: dict[str, Any] = {"last": {"path": FINAL_MODEL_DIR, "step": int(state.global_step)}}
+    if state.best_model_checkpoint and state.best_global_step:
+        best = Path(state.best_model_checkpoint)
+        path = str(best.relative_to(run_dir)) if best.is_relative_to(run_dir) else str(best)
+        kept["best"] = {"path": path, "step": int(state.best_global_step), "success": round(state.best_metric, 4)}
+    return kept
 
 
 def rollout_history(rollout: HubRollout | None) -> list[dict[str, Any]]:
@@ -253,6 +274,13 @@ def summarize(store: RunStore, history: list[dict[str, Any]], elapsed_s: float) 
     if history:
         summary["first_step"] = history[0]
         summary["last_step"] = history[-1]
+    steps, successes = curve_points(records, "success")  # the whole run, a resumed one's earlier steps too
+    if steps:
+        recent = successes[-WINDOW:]
+        summary["last_steps_success"] = {"steps": steps[-len(recent) :], "mean": round(sum(recent) / len(recent), 4)}
+        best = best_step(list(zip(steps, successes, strict=True)))
+        assert best is not None
+        summary["best_step"] = {"step": best[0], "success": round(best[1], 4)}
     if any("reward" in r for r in records):
         plot_learning_curve(records, store.path / CURVE_FILE, title=f"trl GRPO · run {store.path.name}")
         summary["learning_curve"] = CURVE_FILE
@@ -268,10 +296,32 @@ def report(store: RunStore, summary: dict[str, Any], *, resumed: bool) -> None:
             f"success {_rate(first['success'])} at step {first['step']} -> {_rate(last['success'])} at step "
             f"{last['step']} ({what}; {summary['elapsed_s']:.0f}s)"
         )
+    if recent := summary.get("last_steps_success"):
+        best = summary["best_step"]
+        first_of, last_of = recent["steps"][0], recent["steps"][-1]
+        lines.append(
+            f"success {_rate(recent['mean'])} over the last {len(recent['steps'])} steps ({first_of}-{last_of}); "
+            f"best step {best['step']} ({_rate(best['success'])})"
+        )
+    if "test" in summary:
+        lines.append(summary_line(summary["test"]))
+    kept = summary.get("checkpoints", {})
+    if best_kept := kept.get("best"):
+        lines.append(
+            f"best checkpoint: {store.path / best_kept['path']} (success {_rate(best_kept['success'])} over the "
+            f"{WINDOW} steps up to step {best_kept['step']})"
+        )
     if "learning_curve" in summary:
         lines.append(f"learning curve: {store.path / CURVE_FILE}")
-    lines.append(f"model: {store.path / FINAL_MODEL_DIR}   continue: agenthub run --resume {store.path} steps=N")
+    final = store.path / FINAL_MODEL_DIR
+    lines.append(f"last model: {final} (step {kept['last']['step']})" if "last" in kept else f"model: {final}")
+    lines.append(f"continue: agenthub run --resume {store.path} steps=N")
+    lines.append(f"evaluate: agenthub eval env={_env(store)} split=test agent=hf agent.model={final} (plugin hf)")
     print("\n".join(lines))
+
+
+def _env(store: RunStore) -> str:
+    return str(store.config().get("env", "NAME"))
 
 
 def _rate(value: float | None) -> str:

@@ -165,7 +165,8 @@ class HubRollout:
         self.warnings = StepWarnings()
         self._calls = 0
 
-    def _executor(self, trainer: Any) -> Executor:
+    def executor_for(self, trainer: Any) -> Executor:
+        """The executor that plays this run's episodes with ``trainer``'s model (built on first use)."""
         if self.executor is None:
             policy = TokenPolicy(
                 self.make_generate(trainer),
@@ -190,7 +191,7 @@ class HubRollout:
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
         step = int(trainer.state.global_step)
         max_turns = self.horizon.max_turns(step)
-        executor = self._executor(trainer)
+        executor = self.executor_for(trainer)
         self._calls += 1
         requests = []
         for i, prompt in enumerate(prompts):

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 from agenthub import ConfigError
+from agenthub.config import redact_secrets
 from agenthub.rollout import CONFIG_FILE, RunStore
 
 from agenthub_trainer_trl.config import RESUMABLE_CHANGES, TINY_MODEL_DEFAULTS, TrlConfig
@@ -35,7 +36,7 @@ _SEGMENT = re.compile(r"@r(\d+)$")
 
 def saved_config(config: TrlConfig) -> dict[str, Any]:
     """The config as the run directory keeps it (``resume`` is how it was started, not what it is)."""
-    return config.model_dump(mode="json", exclude={"resume"})
+    return redact_secrets(config.model_dump(mode="json", exclude={"resume"}))  # no secret on disk
 
 
 def open_run(config: TrlConfig) -> tuple[RunStore, str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 from agenthub import ConfigError, get_plugin_host
-from agenthub.config import validate_config
+from agenthub.config import redact_secrets, validate_config
 from agenthub.training import preflight, print_dry_run_checks, print_framework_problems, seating
 
 from agenthub_trainer_trl.checks import framework_needs, launch_checks
@@ -47,7 +47,7 @@ def framework_settings(config: TrlConfig) -> dict[str, Any]:
 
 def print_dry_run(config: TrlConfig) -> int:
     """Print the resolved settings, TRL's configuration and the plan; run the checks; write nothing."""
-    print(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False).rstrip())
+    print(yaml.safe_dump(redact_secrets(config.model_dump(mode="json")), sort_keys=False).rstrip())
     trl_class = "SFTConfig" if config.mode == "sft" else "GRPOConfig"
     print(f"# TRL's {trl_class} would be given:")
     for line in yaml.safe_dump(framework_settings(config), sort_keys=False).splitlines():

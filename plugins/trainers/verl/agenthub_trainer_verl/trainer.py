@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 from agenthub import ConfigError
-from agenthub.config import validate_config
+from agenthub.config import redact_secrets, validate_config
 from agenthub.rollout import RunStore, new_run_id
 from agenthub.training import ServerUrls, env_servers, preflight, print_dry_run_checks, recorded_run, seating
 
@@ -104,7 +104,7 @@ def print_dry_run(settings: VerlConfig) -> int:
     rows = task_rows_for(settings)
     run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
     launch = plan(settings, run_dir)
-    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
+    print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
     if settings.run_id is None:
         print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
     for name, split_rows in rows.items():
@@ -120,7 +120,7 @@ def print_resume_dry_run(settings: VerlConfig) -> int:
     """``--resume RUN_DIR --dry-run``: the refused changes raise, else the exact resume command; writes nothing."""
     run_dir = check_resumable(settings)
     launch = plan(settings, run_dir)
-    print(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False).rstrip())
+    print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
     print(f"# would resume {run_dir}: its {', '.join(data_files(settings))} kept, verl loads its latest checkpoint")
     print(f"# would rewrite {launch.loop_file} and {run_dir / COMMAND_FILE}")
     print(f"# would run (in {run_dir}, also written as {COMMAND_FILE}):\n{launch.shell()}")
