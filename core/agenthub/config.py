@@ -15,7 +15,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agenthub.errors import ConfigError, did_you_mean
-from agenthub.redaction import REDACTED, fill_secrets, is_secret_name, redact_secrets, redacted_keys
+from agenthub.redaction import (
+    REDACTED,
+    fill_secrets,
+    is_secret_name,
+    redact_secrets,
+    redacted_keys,
+    write_private_text,
+)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -35,6 +42,7 @@ __all__ = [
     "redact_secrets",
     "redacted_keys",
     "validate_config",
+    "write_private_text",
 ]
 
 

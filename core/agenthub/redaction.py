@@ -110,3 +110,12 @@ def _fill(value: Any, path: str, token: str | None) -> Any:
     if path == "token" and value == REDACTED and token is not None:
         return token
     return value
+
+
+def write_private_text(path: os.PathLike[str] | str, text: str) -> None:
+    """Write a file that holds a secret a child process needs (a trainer's settings with the run's token):
+    readable by its owner only (0600), an existing file included."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # O_CREAT's mode does not apply to a file that already exists
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write(text)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from agenthub.config import deep_merge
+from agenthub.config import deep_merge, write_private_text
 
 from agenthub_trainer_areal.config import ArealConfig, HubSection
 
@@ -69,7 +69,7 @@ class LaunchPlan:
 
     def write(self) -> None:
         for path, text in self.files().items():
-            path.write_text(text, encoding="utf-8")
+            write_private_text(path, text)  # the experiment holds the run's env token
 
     def shell_command(self) -> str:
         return shlex.join(self.command)

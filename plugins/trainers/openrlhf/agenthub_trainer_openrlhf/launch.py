@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agenthub import ConfigError, Task, TaskId
+from agenthub.config import write_private_text
 
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig
 from agenthub_trainer_openrlhf.settings import SETTINGS_ENV, AgentSettings
@@ -167,7 +168,8 @@ class Launch:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         lines = "".join(json.dumps(row) + "\n" for row in self.prompts)
         (self.run_dir / PROMPTS_FILE).write_text(lines, encoding="utf-8")
-        (self.run_dir / AGENT_SETTINGS_FILE).write_text(self.settings.model_dump_json(indent=2) + "\n")
+        # the agent's settings hold the run's env token
+        write_private_text(self.run_dir / AGENT_SETTINGS_FILE, self.settings.model_dump_json(indent=2) + "\n")
 
     def describe(self, *, shown_rows: int = 3) -> str:
         """What ``--dry-run`` prints: the command, its environment, and the files' contents."""

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agenthub.config import write_private_text
+
 import agenthub_trainer_swift
 from agenthub_trainer_swift.config import SwiftConfig
 from agenthub_trainer_swift.settings import SETTINGS_ENV_VAR, SETTINGS_FILE, SchedulerSettings
@@ -63,7 +65,7 @@ class LaunchPlan:
     def write(self) -> None:
         for path, text in self.files().items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            write_private_text(path, text)  # the settings hold the run's env token
 
     def describe(self, *, dataset_rows: int = 3) -> str:
         """What ``--dry-run`` prints: every file (the dataset's first rows) and every command."""

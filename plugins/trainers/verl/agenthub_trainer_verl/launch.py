@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
+from agenthub.config import write_private_text
 
 from agenthub_trainer_verl.config import VerlConfig
 from agenthub_trainer_verl.loop_settings import AGENT_NAME, LOOP_TARGET
@@ -170,7 +171,8 @@ def write_files(launch: LaunchPlan, rows: dict[str, list[dict[str, Any]]]) -> li
 
 def write_launch_files(launch: LaunchPlan) -> list[Path]:
     """The agent-loop YAML and ``command.sh`` (a resumed run keeps its parquet files); returns what was written."""
-    launch.loop_file.write_text(yaml.safe_dump(launch.agent_loop, sort_keys=False))
+    # the agent-loop settings hold the run's env token
+    write_private_text(launch.loop_file, yaml.safe_dump(launch.agent_loop, sort_keys=False))
     command = launch.run_dir / COMMAND_FILE
     command.write_text(f"#!/usr/bin/env bash\nset -euo pipefail\n{launch.shell()}\n")
     command.chmod(0o755)
