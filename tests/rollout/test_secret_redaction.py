@@ -149,3 +149,17 @@ def test_an_eval_with_a_token_stores_and_prints_no_token_and_resumes_with_it_giv
     printed = capsys.readouterr()
     assert SECRET not in printed.out + printed.err + caplog.text
     assert "run saved in" in printed.out  # the captured output is the real one
+
+
+def test_a_file_that_must_hold_a_secret_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    from agenthub.config import write_private_text
+
+    path = tmp_path / "settings.json"
+    path.write_text("old")
+    path.chmod(0o644)  # an existing file is narrowed too
+    write_private_text(path, '{"token": "s3cret"}')
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.read_text() == '{"token": "s3cret"}'
+    fresh = tmp_path / "fresh.yaml"
+    write_private_text(fresh, "token: s3cret\n")
+    assert fresh.stat().st_mode & 0o777 == 0o600
