@@ -16,23 +16,37 @@ browser goes with it (tests/test_browser_process.py checks this).
 A browser that died (killed, crashed) is noticed by the session using it, which
 raises :class:`BrowserCrashed`: the hub answers that as an env failure of that
 session only. The next context asks for a new browser.
+
+Chromium runs with its sandbox on (Playwright's ``chromium_sandbox=True``: no
+``--no-sandbox``). Chromium refuses to run as root with its sandbox, and a browser
+that an agent drives should not hold root anyway, so a server running as root (as
+in containers) starts Chromium as an unprivileged user (:mod:`.sandbox`):
+``$AGENTHUB_BROWSER_USER``, else ``agenthub-browser`` if that user exists, else
+``nobody``. Where the sandbox cannot start (no user namespaces, e.g. Docker's
+default seccomp profile, and no setuid ``chrome-sandbox``), ``$AGENTHUB_BROWSER_SANDBOX``
+decides: ``auto`` (the default) launches without it and says so loudly (a
+WARNING in the log, and :attr:`BrowserHost.sandbox_note` in every episode's
+``info["notes"]``); ``require`` refuses to start; ``off`` never tries.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
+from agenthub_env_webarena.sandbox import SANDBOX_ENV_VAR, Launcher, sandbox_mode
+
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 CHROMIUM = os.environ.get("AGENTHUB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = (
-    "--no-sandbox",  # servers run as root in containers, where Chromium's sandbox cannot start
     "--disable-gpu",
     "--no-first-run",
     "--disable-background-networking",
@@ -60,8 +74,13 @@ class BrowserHost:
         self._playwright: Any = None
         self._browser: Any = None
         self._launch_lock: asyncio.Lock | None = None
+        self._launcher: Launcher | None = None
         self.launches = 0
         """How many times a browser was launched (1 unless one died)."""
+        self.sandboxed: bool | None = None
+        """Whether the live browser runs with Chromium's sandbox (None before the first launch)."""
+        self.sandbox_note = ""
+        """Why the browser runs without its sandbox, and how to give it one ("" when it has it)."""
 
     # -- the loop thread ---------------------------------------------------------------
 
@@ -117,9 +136,40 @@ class BrowserHost:
             if self._browser is not None:
                 with contextlib.suppress(Exception):  # already dead: nothing to close
                     await self._browser.close()
-            self._browser = await self._playwright.chromium.launch(executable_path=self.executable, args=self.args)
+            self._browser = await self._launch()
             self.launches += 1
             return self._browser
+
+    async def _launch(self) -> Any:
+        """Chromium with its sandbox (as an unprivileged user when this process is root), per the sandbox mode."""
+        if self._launcher is None:
+            self._launcher = Launcher.for_this_process(self.executable)
+        executable = self._launcher.path
+        mode = sandbox_mode()
+        launch = self._playwright.chromium.launch
+        if mode != "off":
+            try:
+                browser = await launch(executable_path=executable, args=self.args, chromium_sandbox=True)
+                self.sandboxed, self.sandbox_note = True, ""
+                return browser
+            except Exception as exc:
+                why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                if mode == "require":
+                    raise BrowserError(
+                        f"Chromium could not start with its sandbox ({why}) and {SANDBOX_ENV_VAR}=require; "
+                        f"{self._launcher.how_to_sandbox()}"
+                    ) from exc
+                self.sandbox_note = (
+                    f"the browser runs WITHOUT Chromium's sandbox: it could not start with it ({why}); "
+                    f"{self._launcher.how_to_sandbox()}"
+                )
+                log.warning("%s", self.sandbox_note)
+        else:
+            self.sandbox_note = f"the browser runs WITHOUT Chromium's sandbox: {SANDBOX_ENV_VAR}=off"
+            log.warning("%s", self.sandbox_note)
+        browser = await launch(executable_path=executable, args=self.args, chromium_sandbox=False)
+        self.sandboxed = False
+        return browser
 
     async def new_context(self, **options: Any) -> Any:
         browser = await self.browser()
@@ -166,6 +216,9 @@ class BrowserHost:
             with self._lock:
                 self._loop = self._thread = None
                 self._launch_lock = None
+            if self._launcher is not None:
+                self._launcher.remove()
+                self._launcher = None
 
 
 _HOST: BrowserHost | None = None

@@ -10,6 +10,8 @@ WebArena's evaluators on the final page: reward 1.0 or 0.0, ``info["won"]``;
 a check that could not run (no judge for ``fuzzy_match``) leaves ``won`` out,
 lists the reasons in ``info["not_evaluated"]`` and pays 0; the hub records that
 episode as ``env_error`` (neither won nor lost: not counted, not trained on).
+WebArena's early stops (the step limit, repeated or unparsable actions; :mod:`.history`) end the episode
+scored likewise, with the answer ``Early stop: <reason>``, as its run.py scores them.
 """
 
 from __future__ import annotations
@@ -29,9 +31,19 @@ from typing import Any
 from agenthub import Action, TaskId, TaskSplit
 
 from agenthub_env_webarena.accessibility import IdMap, clean, render, truncate
-from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse_action
+from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse_action, playwright_key
 from agenthub_env_webarena.browser import BrowserCrashed, BrowserHost, shared_host
+from agenthub_env_webarena.containment import BLANK, SitePolicy, contained_context, escaped, redact, site_of
 from agenthub_env_webarena.evaluators import Helper, Verdict, evaluate
+from agenthub_env_webarena.faults import agent_fault
+from agenthub_env_webarena.history import (
+    PARSING_FAILURE_TH,
+    REPEATING_ACTION_TH,
+    UrlMapper,
+    describe,
+    early_stop,
+    node_line,
+)
 from agenthub_env_webarena.judge import OpenAIJudge
 from agenthub_env_webarena.task_config import TaskConfigError, WebArenaTask, fill_task, load_tasks, site_urls
 
@@ -190,6 +202,10 @@ class WebArenaEnv:
         auth_dir: where ``require_login`` tasks' ``storage_state`` files are looked up (default: the task folder).
         viewport_width, viewport_height: the browser window, WebArena's 1280x720.
         action_timeout_s: the longest one action (or a page load) may take before it is answered as failed.
+        parsing_failure, repeating_action: run.py's early-stop thresholds (3 and 3); the episode then ends
+            and is scored with the answer "Early stop: ...", as run.py scores it (the step limit too).
+        real_urls: show the page URL with WebArena's real-world host names and map them back in actions
+            (its URL_MAPPINGS), as WebArena's prompt constructor does.
     """
 
     def __init__(
@@ -205,6 +221,9 @@ class WebArenaEnv:
         viewport_height: int = 720,
         action_timeout_s: float = 30.0,
         host: BrowserHost | None = None,
+        parsing_failure: int = PARSING_FAILURE_TH,
+        repeating_action: int = REPEATING_ACTION_TH,
+        real_urls: bool = False,
     ) -> None:
         if max_obs_chars < 200:
             raise ValueError(f"max_obs_chars must be at least 200, got {max_obs_chars}")
@@ -229,8 +248,17 @@ class WebArenaEnv:
         self._steps = 0
         self._done = False
         self._notes: list[str] = []
+        self.parsing_failure, self.repeating_action, self.real_urls = parsing_failure, repeating_action, real_urls
+        self._actions: list[BrowserAction | None] = []  # this episode's, None for a reply that did not parse
+        self._tree = ""  # the last observation's accessibility tree, for PREVIOUS ACTION's element description
+        self._mapper = UrlMapper({})
         self._shop_site: str | None = None
         """This session's own site on the built-in shop (fresh state per reset), when no shopping URL is set."""
+        self._policy = SitePolicy(())
+        self._refused: list[str] = []  # main-frame loads the browser refused since the last observation
+        self._observed_error = ""  # what the last observation said went wrong (refusals included)
+        self._proxy: Any = None  # the context's PolicyProxy
+        self._blocked: list[tuple[str, str]] = []  # the last loads refused in any frame: (url, reason)
 
     # -- the protocol ---------------------------------------------------------------------
 
@@ -247,9 +275,12 @@ class WebArenaEnv:
                 f"unknown webarena task {task_id!r}: {self.tasks_dir} holds {len(known)} tasks, ids "
                 f"{known[0]} to {known[-1]}"
             )
-        task = fill_task(self.tasks[task_id], self._site_urls(self.tasks[task_id]))  # a missing site is refused
+        urls = self._site_urls(self.tasks[task_id])
+        task = fill_task(self.tasks[task_id], urls)  # a missing site is refused
         self._close_context()
         self._task, self._steps, self._done, self._notes = task, 0, False, []
+        self._actions, self._tree = [], ""
+        self._mapper = UrlMapper(urls if self.real_urls else {})
         self._run(self._open(task))
         return self._observation(""), self._info()
 
@@ -260,20 +291,30 @@ class WebArenaEnv:
         text = action if isinstance(action, str) else json.dumps(action)
         error = ""
         try:
-            parsed = parse_action(text)
+            parsed = parse_action(text, rewrite=self._mapper.to_local)
         except ActionParseError as exc:
             parsed, error = None, str(exc)
         if parsed is not None and parsed.kind == "stop":
             return self._stop(parsed)
+        element = parsed.element_id if parsed is not None else None
+        previous = describe(parsed, text, node_line(self._tree, element) if element is not None else None)
+        self._actions.append(parsed)
         if parsed is not None:
-            error = self._run(self._execute(parsed))
-        observation = self._observation(text, error)
+            error = self._with_refusals(self._run(self._execute(parsed)))
+        # run.py's early stop: the episode is still scored, with the answer "Early stop: <reason>".
+        reason = early_stop(self._actions, self.max_steps, self.parsing_failure, self.repeating_action)
+        if reason:
+            ended, reward, _, _, info = self._stop(BrowserAction("stop", text=f"Early stop: {reason}"))
+            info.update(early_stop=reason, **({"invalid_action": True, "error": error} if error else {}))
+            at_limit = len(self._actions) >= self.max_steps
+            why = f"The step limit ({self.max_steps}) is reached" if at_limit else f"WebArena's early stop: {reason}"
+            text = f"{why}; it is scored as the answer 'Early stop: {reason}'. {ended}"
+            return text, reward, not at_limit, at_limit, info
+        observation = self._observation(previous, error)
         info = self._info()
+        error = self._observed_error  # with the loads the browser refused while the page settled
         if error:
             info.update(invalid_action=True, error=error)
-        if self._steps >= self.max_steps:
-            self._done = True
-            return observation + f"\nThe step limit ({self.max_steps}) is reached.", 0.0, False, True, info
         return observation, 0.0, False, False, info
 
     def close(self) -> None:
@@ -343,12 +384,15 @@ class WebArenaEnv:
 
     def _close_context(self) -> None:
         context, self._context, self._tabs = self._context, None, []
+        proxy, self._proxy = self._proxy, None
         if context is None:
             return
 
         async def close() -> None:
             with contextlib.suppress(Exception):  # the browser is gone already: nothing left to close
                 await context.close()
+            if proxy is not None:
+                await proxy.close()
 
         with contextlib.suppress(Exception):  # closing must not fail a session that is ending anyway
             self.host.run(close(), timeout_s=30)
@@ -369,7 +413,19 @@ class WebArenaEnv:
                     "WebArena's browser_env/auto_login.py)"
                 )
         self._context_closed = False
-        self._context = await self.host.new_context(**options)
+        self._policy = self._task_policy()
+        if self._policy.refusal(task.start_url):
+            raise TaskConfigError(
+                redact(
+                    f"task {task.task_id}: its start_url {task.start_url} is on none of the configured sites "
+                    f"({self._policy.describe()}); set env_kwargs.sites.NAME=URL for its site"
+                )
+            )
+        self._refused, self._blocked = [], []
+        # Containment (containment.py): the context's requests pass the task's site policy, in the browser.
+        self._context, self._proxy = await contained_context(self.host, self._policy, self._on_refused, **options)
+        if self.host.sandbox_note:  # loud: every episode says its browser has no sandbox
+            self._notes.append(self.host.sandbox_note)
         self._context.set_default_timeout(self.action_timeout_s * 1000)
         self._context.on("close", self._on_context_close)
         self._context.on("page", self._on_page)
@@ -379,6 +435,39 @@ class WebArenaEnv:
 
     def _on_context_close(self, _: Any) -> None:
         self._context_closed = True
+
+    def _task_policy(self) -> SitePolicy:
+        """The task's sites: every configured site by origin; a built-in shop session by origin and path."""
+        urls = [*self.urls.values(), *([self._shop_site] if self._shop_site else [])]
+        return SitePolicy(site_of(url, whole_origin=not _SHOP_SESSION.match(url)) for url in urls)
+
+    def _on_refused(self, url: str, reason: str, main_frame: bool) -> None:
+        if main_frame and len(self._refused) < 5:
+            self._refused.append(f"{url} was refused: {reason}")
+        self._blocked = [*self._blocked[-4:], (url, reason)]
+
+    def _refusal_of(self, url: str, reason: str) -> str:
+        """What to tell the model about a page left on ``url``: the refused load behind an error page."""
+        if url.startswith("chrome-error:") and self._blocked:
+            url, reason = self._blocked[-1]
+        return f"{url} was refused: {reason}"
+
+    async def _leave(self, page: Any) -> None:
+        """Back to the page before the refused one (a redirect's error page is a history entry), else blank."""
+        with contextlib.suppress(Exception):  # no page to go back to
+            await page.go_back(wait_until="load", timeout=5000)
+        if escaped(page.url, self._policy):
+            with contextlib.suppress(Exception):  # a page that cannot even go blank is not shown (_snapshot)
+                await page.goto(BLANK)
+
+    def _with_refusals(self, error: str) -> str:
+        """``error`` with the page loads the browser refused meanwhile (a blocked load is the only news)."""
+        refused, self._refused = self._refused, []
+        if not refused:
+            return error
+        if "ERR_BLOCKED_BY_CLIENT" in error:
+            error = ""
+        return "; ".join([*([error] if error else []), *refused])
 
     def _on_page(self, page: Any) -> None:
         # Pages the site opens (target=_blank, window.open) become tabs, focused as WebArena focuses them.
@@ -398,6 +487,11 @@ class WebArenaEnv:
         return self._tabs[self._current]
 
     async def _goto(self, page: Any, url: str) -> str:
+        # A second layer: schemes that never reach the browser's routing (javascript:, chrome:, data:) are
+        # refused here; the routing refuses every other URL off the task's sites on its own.
+        refusal = self._policy.refusal(url)
+        if refusal:
+            return f"goto [{url}] was refused: {refusal}"
         try:
             await page.goto(url, wait_until="load")
         except Exception as exc:
@@ -474,7 +568,8 @@ class WebArenaEnv:
                     if action.enter:
                         await page.keyboard.press("Enter")
             elif action.kind == "press":
-                await page.keyboard.press(action.text.strip())
+                platform = str(await page.evaluate("navigator.platform"))  # WebArena: Meta is Control off a Mac
+                await page.keyboard.press(playwright_key(action.text, platform))
             elif action.kind == "scroll":
                 sign = "-" if action.text == "up" else ""
                 await page.evaluate(f"window.scrollBy(0, {sign}window.innerHeight)")
@@ -510,13 +605,18 @@ class WebArenaEnv:
             await self._settle(tab, before, tabs_before, opens_tab)
         return ""
 
-    async def _snapshot(self) -> tuple[list[tuple[str, bool]], str, str]:
+    async def _snapshot(self, again: bool = False) -> tuple[list[tuple[str, bool]], str, str]:
         current = self._current  # fixed for this snapshot: a late popup event may move the focus meanwhile
         tab = self._tabs[current]
         # A navigation that began after _settle's window (a busy machine can take longer than 100 ms to send a
         # form) and has committed leaves a document still loading: observe it loaded, not as an empty busy root.
         with contextlib.suppress(Exception):  # a page that never loads is still observed, as it is
             await tab.page.wait_for_load_state("load", timeout=self.action_timeout_s * 1000)
+        for other in list(self._tabs):  # a page showing a refused URL (or the error of one) is never observed
+            reason = escaped(other.page.url, self._policy)
+            if reason:
+                self._refused.append(self._refusal_of(other.page.url, reason))
+                await self._leave(other.page)
         titles = []
         for i, other in enumerate(list(self._tabs)):
             try:
@@ -536,18 +636,24 @@ class WebArenaEnv:
         finally:
             await _detach(cdp)
         tree, tab.shown = render(nodes, tab.ids)
+        if escaped(tab.page.url, self._policy):  # a refused load's error page came meanwhile
+            if not again:
+                return await self._snapshot(again=True)
+            return [("" if i == current else t, c) for i, (t, c) in enumerate(titles)], "", BLANK  # never shown
         return titles, clean(tree), tab.page.url
 
     def _observation(self, previous: str, error: str = "") -> str:
         assert self._task is not None
         titles, tree, url = self._run(self._snapshot())
+        error = self._observed_error = self._with_refusals(error)
         # WebArena's header: "Tab 0 (current): title | Tab 1: title", a blank line, then the tree.
         tabs = " | ".join(
             f"Tab {i}{' (current)' if current else ''}: {title}" for i, (title, current) in enumerate(titles)
         )
+        self._tree = tree
         content = truncate(f"{tabs}\n\n{tree}", self.max_obs_chars)
         text = (
-            f"OBSERVATION:\n{content}\nURL: {url}\nOBJECTIVE: {self._task.intent}\n"
+            f"OBSERVATION:\n{content}\nURL: {self._mapper.to_real(url)}\nOBJECTIVE: {self._task.intent}\n"
             f"PREVIOUS ACTION: {previous or 'None'}"
         )
         if error:
@@ -557,9 +663,15 @@ class WebArenaEnv:
     def _stop(self, action: BrowserAction) -> StepTuple:
         assert self._task is not None
         self._done = True
-        verdict = evaluate(
-            self._task, answer=action.text, page=_SyncPage(self), judge=self.judge, helpers=self._helpers()
-        )
+        try:
+            verdict = evaluate(
+                self._task, answer=action.text, page=_SyncPage(self), judge=self.judge, helpers=self._helpers()
+            )
+        except Exception as exc:  # the agent's doing counts against it; the env's own faults stay env errors
+            fault = agent_fault(exc, self._shop_site)
+            if fault is None:
+                raise
+            verdict = Verdict(0.0, [{"type": "agent_error", "check": "agent_error", "score": 0.0, "reason": fault}])
         info = {**self._info(), **_verdict_info(verdict)}
         reward = float(verdict.score or 0.0)
         if verdict.score is None:
@@ -601,6 +713,9 @@ class _SyncPage:
         return str(self._page.url)
 
     def goto(self, url: str) -> Any:
+        refusal = self._env._policy.refusal(url)
+        if refusal:  # a check's own page off the task's sites: the config is wrong, not the agent
+            raise TaskConfigError(redact(f"an evaluation target {url} is off the task's sites: {refusal}"))
         return self._env._run(self._page.goto(url, wait_until="load"))
 
     def evaluate(self, expression: str) -> Any:

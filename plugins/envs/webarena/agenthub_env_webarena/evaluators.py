@@ -25,9 +25,9 @@ target navigated away (WebArena reads whatever page is open then); and a check
 that cannot be run here (no judge configured, a helper
 this deployment lacks) makes the verdict *not evaluated* (``score is None``)
 with the reason, instead of a silent pass or fail, unless another check
-already scored 0. WebArena tokenizes with NLTK's ``word_tokenize`` (which
-needs a downloaded model); this uses a regex tokenizer that agrees with it on
-the single-character references where tokenizing matters.
+already scored 0. WebArena tokenizes with NLTK's ``word_tokenize``; this uses
+:mod:`.nltk_tokenize`, NLTK's tokenizers ported (Punkt without its downloaded English
+model).
 """
 
 from __future__ import annotations
@@ -35,15 +35,13 @@ from __future__ import annotations
 import ast
 import collections
 import html
-import re
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agenthub_env_webarena.nltk_tokenize import word_tokenize
 from agenthub_env_webarena.task_config import WebArenaTask
-
-_WORD = re.compile(r"\w+|[^\w\s]")
 
 
 class Judge(Protocol):
@@ -95,11 +93,6 @@ def clean_answer(answer: str) -> str:
 
 def exact_match(ref: str, pred: str) -> float:
     return float(clean_answer(pred) == clean_answer(ref))
-
-
-def word_tokenize(text: str) -> list[str]:
-    """Words and punctuation marks, as NLTK's ``word_tokenize`` splits them for the cases that matter here."""
-    return _WORD.findall(text)
 
 
 def must_include(ref: str, pred: str, *, tokenize: bool = False) -> float:
@@ -164,8 +157,9 @@ def clean_url(url: str) -> str:
 
 
 def parse_url(url: str) -> tuple[str, dict[str, list[str]]]:
+    # As WebArena: only the whole URL loses its trailing slash (clean_url), not the path before a query.
     parsed = urllib.parse.urlparse(url)
-    return clean_url(parsed.netloc + parsed.path), urllib.parse.parse_qs(parsed.query)
+    return parsed.netloc + parsed.path, urllib.parse.parse_qs(parsed.query)
 
 
 def url_match(task: WebArenaTask, page_url: str) -> float:
@@ -232,7 +226,8 @@ def _select(page: Page, locator: str, target: Mapping[str, Any], helpers: Mappin
             except Exception:  # WebArena ignores a failed preparation step; the locator then decides
                 break
         try:
-            return str(page.evaluate(f"() => {locator}") or "")
+            # str() as WebArena: a locator's 0 (selectedIndex) is "0", null is "None".
+            return str(page.evaluate(f"() => {locator}"))
         except Exception:  # the page is not the expected one: nothing selected, as in WebArena
             return ""
     if locator.startswith("func:"):

@@ -109,26 +109,52 @@ class WebArenaTask:
 
 
 def load_tasks(directory: str | os.PathLike[str]) -> list[WebArenaTask]:
-    """Every ``*.json`` task config in ``directory`` (a file holding a list of configs counts as many), by task_id."""
+    """Every ``*.json`` task config in ``directory``, by task_id.
+
+    A file holding one config is that task; a file holding a list is an aggregate, as WebArena's
+    ``scripts/generate_test_data.py`` leaves ``test.raw.json`` and ``test.json`` beside ``0.json`` ...
+    ``811.json``. The per-task files win: an aggregate supplies only the ids no per-task file has, so
+    WebArena's folder loads as its script leaves it. The same id in two per-task files, or in two
+    aggregates with different configs, is an error.
+    """
     root = Path(directory)
     if not root.is_dir():
         raise TaskConfigError(f"tasks={str(root)!r} is not a directory; point env_kwargs.tasks at a folder of configs")
-    tasks: list[WebArenaTask] = []
+    singles: dict[int, WebArenaTask] = {}
+    listed: dict[int, list[WebArenaTask]] = {}
     for path in sorted(root.glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise TaskConfigError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from exc
-        items = data if isinstance(data, list) else [data]
-        tasks.extend(WebArenaTask.from_json(item, source=f"{path}") for item in items)
+        if isinstance(data, list):
+            for item in data:
+                task = WebArenaTask.from_json(item, source=f"{path}")
+                listed.setdefault(task.task_id, []).append(task)
+        else:
+            task = WebArenaTask.from_json(data, source=f"{path}")
+            if task.task_id in singles:
+                raise TaskConfigError(
+                    f"task_id {task.task_id} is in both {singles[task.task_id].source} and {task.source}; "
+                    "remove one of the two files"
+                )
+            singles[task.task_id] = task
+    # Aggregates (test.json, test.raw.json) only fill in ids that no per-task file has.
+    tasks = dict(singles)
+    for task_id, candidates in listed.items():
+        if task_id in tasks:
+            continue
+        first = candidates[0]
+        other = next((t for t in candidates[1:] if t.raw != first.raw), None)
+        if other is not None:
+            raise TaskConfigError(
+                f"task_id {task_id} is in both {first.source} and {other.source} with different configs; keep one "
+                f"of the two files (or add {task_id}.json, which takes precedence)"
+            )
+        tasks[task_id] = first
     if not tasks:
         raise TaskConfigError(f"no task configs (*.json) in {root}")
-    seen: dict[int, str] = {}
-    for task in tasks:
-        if task.task_id in seen:
-            raise TaskConfigError(f"task_id {task.task_id} is in both {seen[task.task_id]} and {task.source}")
-        seen[task.task_id] = task.source
-    return sorted(tasks, key=lambda t: t.task_id)
+    return [tasks[task_id] for task_id in sorted(tasks)]
 
 
 def site_urls(sites: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None) -> dict[str, str]:

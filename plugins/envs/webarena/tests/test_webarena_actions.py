@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse_action
+from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse_action, playwright_key
 
 
 @pytest.mark.parametrize(
@@ -17,6 +19,11 @@ from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse
         ("type [164] [restaurants near CMU] [0]", BrowserAction("type", 164, "restaurants near CMU", enter=False)),
         ("type [164] [no flag]", BrowserAction("type", 164, "no flag", enter=True)),  # WebArena's default
         ("press [Control+a]", BrowserAction("press", text="Control+a")),
+        ("press [enter]", BrowserAction("press", text="Enter")),  # WebArena's SPECIAL_KEY_MAPPINGS
+        ("press [arrowdown]", BrowserAction("press", text="ArrowDown")),
+        ("press [meta+a]", BrowserAction("press", text="Meta+a")),  # pressed as Control+a off a Mac
+        ("stop [two\nlines]", BrowserAction("stop", text="")),  # WebArena's `.+` stops at the newline
+        ("```click [1]``` or ```click [2]```", BrowserAction("click", element_id=1)),  # the first block
         ("scroll [down]", BrowserAction("scroll", text="down")),
         ("scroll up", BrowserAction("scroll", text="up")),
         ("new_tab", BrowserAction("new_tab")),
@@ -47,8 +54,24 @@ def test_every_action_of_the_space_parses(reply: str, action: BrowserAction) -> 
         ("click [abc]", "invalid click action 'click \\[abc\\]'; the form is click \\[id\\]"),
         ("type [3]", "the form is type \\[id\\] \\[text\\] \\[0\\|1\\]"),
         ("tab_focus [x]", "the form is tab_focus \\[index\\]"),
+        ("type [5] [a\nb] [1]", "invalid type action"),  # refused by WebArena too
+        ("click [" + "5" * 5000 + "]", "more than the 4096 an action may have"),
+        ("click [" + "5" * 4000 + "]", "out of range"),
+        ("x" * 4097, "more than the 4096"),
     ],
 )
 def test_a_reply_that_is_no_action_is_answered_in_words(reply: str, message: str) -> None:
     with pytest.raises(ActionParseError, match=message):
         parse_action(reply)
+
+
+def test_meta_is_pressed_as_control_off_a_mac() -> None:
+    assert playwright_key("Meta+a", "Linux x86_64") == "Control+a"
+    assert playwright_key("Meta+a", "MacIntel") == "Meta+a"
+
+
+def test_the_hostile_shape_of_issue_27_is_refused_fast() -> None:
+    start = time.perf_counter()
+    with pytest.raises(ActionParseError):
+        parse_action("type [1] [" * 4000 + "[1]", max_chars=10**6)  # 40 KB: ~10 s in WebArena's regex
+    assert time.perf_counter() - start < 0.5

@@ -238,7 +238,7 @@ def test_tabs_history_hover_scroll_press_and_goto(env: Any, shop: str) -> None:
         ("tab_focus [7]", "there is no tab 7"),
         ("go_forward", "there is no page to go forward to"),
         ("press [NoSuchKey]", "press failed"),
-        ("goto [http://127.0.0.1:9/]", "could not be opened"),
+        ("goto [http://127.0.0.1:9/]", "was refused: it is not one of the task's sites"),
     ],
 )
 def test_bad_actions_are_answered_in_words(env: Any, action: str, says: str) -> None:
@@ -458,6 +458,20 @@ def test_an_episode_through_the_service(http: httpx.Client) -> None:
     assert http.delete(f"/v1/sessions/{sid}").status_code == 204
 
 
+def test_the_env_server_itself_is_out_of_the_browser_s_reach(http: httpx.Client, server: LocalServer) -> None:
+    def created() -> float:
+        return float(re.search(r"^agenthub_sessions_created_total (\S+)", http.get("/metrics").text, re.M).group(1))  # type: ignore[union-attr]
+
+    sid = create(http, 1)["session_id"]
+    before = created()
+    for url in (f"{server.url}/healthz", f"{server.url}/v1/sessions"):
+        answer = step(http, sid, f"goto [{url}]")
+        assert answer.status_code == 200, answer.text
+        assert "was refused: it is not one of the task's sites" in answer.json()["observation"]
+    assert created() == before  # no page created a session through /v1/sessions
+    assert http.delete(f"/v1/sessions/{sid}").status_code == 204
+
+
 class Says:
     """A scripted agent: the given actions in turn, as a model's replies."""
 
@@ -498,9 +512,22 @@ def test_the_conformance_checker_passes(server: LocalServer) -> None:
     assert report.passed, report.summary()
 
 
-def test_a_crashed_page_fails_its_session_only(http: httpx.Client) -> None:
-    crashed, other = create(http, 1)["session_id"], create(http, 3)["session_id"]
-    answer = step(http, crashed, "goto [chrome://crash]")  # Chromium's own way to crash a renderer
+def renderers(server_pid: int) -> set[int]:
+    return {p for p in descendants(server_pid) if "--type=renderer" in cmdline(p)}
+
+
+def test_a_crashed_page_fails_its_session_only(http: httpx.Client, server: LocalServer) -> None:
+    other = create(http, 3)["session_id"]
+    assert step(http, other, "scroll [down]").status_code == 200
+    before = renderers(server.pid)
+    crashed = create(http, 1)["session_id"]
+    # chrome://crash is refused now (containment): crash the new context's renderers from outside instead.
+    # A context never shares a renderer with another, so the older ones are the other session's.
+    fresh = renderers(server.pid) - before
+    assert fresh
+    for pid in fresh:
+        os.kill(pid, signal.SIGKILL)
+    answer = step(http, crashed, "scroll [down]")
     assert answer.status_code == 500 and answer.json()["error"]["code"] == "env_error"
     assert "browser of this session died" in answer.json()["error"]["message"]
     again = step(http, crashed, "scroll [down]")

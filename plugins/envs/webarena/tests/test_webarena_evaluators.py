@@ -37,6 +37,11 @@ def strings(answers: dict[str, Any], **extra: Any) -> WebArenaTask:
         ({"must_include": ["Joseph Brzezinski", "Catso"]}, "Catso", 0.0),
         ({"must_include": ["0"]}, "10", 0.0),  # a lone one-character reference must be a whole token
         ({"must_include": ["0"]}, "there are 0 reviews", 1.0),
+        ({"must_include": ["0"]}, "0.5", 0.0),  # NLTK keeps 6.5, 6-star, 6/5, 6:00, 1,600, +6 whole
+        ({"must_include": ["6"]}, "6-star", 0.0),
+        ({"must_include": ["6"]}, "1,600 and 6:00 and 6/5 and +6", 0.0),
+        ({"must_include": ["0"]}, "the count is 0. 5 more", 1.0),  # Punkt ends the sentence: "0" "."
+        ({"must_include": ["0"]}, "it is 0. it is", 0.0),  # ...but not before a lower-case word: "0."
         ({"must_include": ["0", "1"]}, "10", 1.0),  # with two references, substrings as in WebArena
         ({"exact_match": "N/A", "must_include": ["N/A"]}, "n/a", 1.0),
     ],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,7 @@ from agenthub_env_webarena.shop import (
     shop_helpers,
     start_shop,
 )
+from agenthub_env_webarena.shop.app import SECRET_HEADER
 
 # One pooled client for the file: a fresh client per request costs more than the request.
 http = httpx.Client(trust_env=False, timeout=30)
@@ -114,6 +116,30 @@ def test_sessions_are_isolated_and_reset_restores_the_template(shop: str) -> Non
     assert http.get(f"{one}/").status_code == 404
     with pytest.raises(ShopError, match="404"):
         close_session_site(one)
+
+
+def test_the_session_api_needs_the_shop_s_secret_and_no_error_or_log_names_a_token(
+    shop: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    site = new_session_site(shop)
+    token = site.rsplit("/", 1)[1]
+    for method, path in (
+        ("POST", "/_sessions"),
+        ("POST", f"/_sessions/{token}/reset"),
+        ("DELETE", f"/_sessions/{token}"),
+    ):
+        for headers in ({}, {SECRET_HEADER: "not-the-secret"}):
+            refused = http.request(method, shop + path, headers=headers)
+            assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden", refused.text
+            assert SECRET_HEADER in refused.json()["error"]["message"]
+    assert http.get(f"{site}/").status_code == 200  # still open: nothing without the secret touched it
+    with caplog.at_level(logging.DEBUG):
+        close_session_site(site)
+        with pytest.raises(ShopError, match="HTTP 404") as failed:
+            close_session_site(site)
+    assert token not in str(failed.value) and "/_sessions/…" in str(failed.value)
+    assert caplog.records and all(token not in record.getMessage() for record in caplog.records)
+    assert all(record.levelno <= logging.DEBUG for record in caplog.records if "shop" in record.name)
 
 
 def test_the_shop_runs_as_a_child_process_too() -> None:

@@ -102,3 +102,20 @@ def test_a_task_id_in_two_files_is_refused(tmp_path: Path) -> None:
     write(tmp_path, "b.json", CONFIG)
     with pytest.raises(TaskConfigError, match="task_id 21 is in both"):
         load_tasks(tmp_path)
+
+
+def test_webarena_s_generated_folder_loads_its_per_task_files(tmp_path: Path) -> None:
+    # scripts/generate_test_data.py leaves test.raw.json and test.json (lists) beside 0.json, 1.json, ...
+    configs = [{**CONFIG, "task_id": i} for i in range(3)]
+    (tmp_path / "test.raw.json").write_text(json.dumps(configs), encoding="utf-8")
+    (tmp_path / "test.json").write_text(json.dumps([{**c, "intent": "filled"} for c in configs]), encoding="utf-8")
+    for config in configs[:2]:
+        (tmp_path / f"{config['task_id']}.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(TaskConfigError, match=r"task_id 2 is in both .*test\.json and .*test\.raw\.json"):
+        load_tasks(tmp_path)  # id 2 has no file of its own and its two aggregates differ
+    (tmp_path / "2.json").write_text(json.dumps(configs[2]), encoding="utf-8")
+    tasks = load_tasks(tmp_path)
+    assert [(t.task_id, Path(t.source).name) for t in tasks] == [(0, "0.json"), (1, "1.json"), (2, "2.json")]
+    (tmp_path / "test.json").unlink()
+    (tmp_path / "2.json").unlink()
+    assert Path(load_tasks(tmp_path)[2].source).name == "test.raw.json"  # an aggregate fills in missing ids

@@ -125,9 +125,10 @@ def test_every_task_s_oracle_block_solves_it_on_the_site() -> None:
     from fastapi.testclient import TestClient
 
     from agenthub_env_webarena.evaluators import url_match
-    from agenthub_env_webarena.shop.app import create_app
+    from agenthub_env_webarena.shop.app import SECRET_HEADER, create_app
 
-    with TestClient(create_app(), follow_redirects=False) as client:
+    app = create_app()
+    with TestClient(app, follow_redirects=False, headers={SECRET_HEADER: app.state.secret}) as client:
         site = client.post("/_sessions").json()["base_url"]
         token = site.rsplit("/", 1)[1]
         for task in TASKS["train"] + TASKS["test"]:

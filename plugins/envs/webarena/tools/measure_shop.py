@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -18,8 +20,8 @@ from pathlib import Path
 import httpx
 from agenthub import popen
 
-from agenthub_env_webarena.shop.app import Shop
-from agenthub_env_webarena.shop.server import READY
+from agenthub_env_webarena.shop.app import SECRET_HEADER, Shop
+from agenthub_env_webarena.shop.server import READY, SECRET_ENV_VAR
 
 
 def rss_mib(pid: int) -> float:
@@ -49,11 +51,12 @@ def main() -> None:
     result["copy_on_reset_in_process"] = ms(resets)
 
     cmd = [sys.executable, "-m", "agenthub_env_webarena.shop"]
-    child = popen(cmd, stdout=subprocess.PIPE)
+    secret = secrets.token_urlsafe(32)  # the session API's (the env's alone, as start_shop does)
+    child = popen(cmd, stdout=subprocess.PIPE, env={**os.environ, SECRET_ENV_VAR: secret})
     assert child.stdout is not None
     url = child.stdout.readline().decode()[len(READY) :].strip()
     try:
-        with httpx.Client(trust_env=False, timeout=30) as http:
+        with httpx.Client(trust_env=False, timeout=30, headers={SECRET_HEADER: secret}) as http:
             result["site_rss_mib_idle"] = round(rss_mib(child.pid), 1)
             session = http.post(f"{url}/_sessions").json()["base_url"]
             token = session.rsplit("/", 1)[1]

@@ -10,12 +10,18 @@ SQLite database shared by all sessions; a session's own state (cart, orders, acc
 SQLite database copied from a template with SQLite's backup API on open and on reset (copy-on-reset).
 The customer is fixed and always logged in: there is no sign-in page.
 
+The session API (``/_sessions``) is the env's, not the pages': it answers only a request carrying the
+shop's secret in the ``X-Agenthub-Shop-Secret`` header (random per shop, handed to it by whoever started
+it, never to the browser), so a page the agent drives cannot open, reset or delete sessions, its own
+included.
+
 Every route is ``async`` and does short SQLite calls, so all database work runs on the event loop's one
 thread: no connection is shared across threads.
 """
 
 from __future__ import annotations
 
+import hmac
 import html
 import json
 import math
@@ -31,6 +37,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from agenthub_env_webarena.shop.catalog import load_catalog, price, rating
 
 PAGE_SIZE = 20
+SECRET_HEADER = "X-Agenthub-Shop-Secret"
+"""The header the session API requires; its value is the secret the shop was created with."""
 SORTS = {
     "relevance": "id",
     "price_asc": "price_cents, id",
@@ -136,7 +144,7 @@ class Shop:
 
     # -- sessions -------------------------------------------------------------------------------
     def open(self) -> str:
-        token = secrets.token_hex(8)
+        token = secrets.token_hex(16)  # 128 bits: a session's URL is its only key to its pages
         self.sessions[token] = self._fresh()
         return token
 
@@ -177,10 +185,27 @@ def search_where(query: str) -> tuple[str, list[str]]:
     return " AND ".join("name LIKE ?" for _ in words), [f"%{w}%" for w in words]
 
 
-def create_app(shop: Shop | None = None) -> FastAPI:
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status)
+
+
+def create_app(shop: Shop | None = None, secret: str | None = None) -> FastAPI:
+    """The shop's app; its session API needs ``secret`` (a random one when None: read ``app.state.secret``)."""
     shop = shop or Shop()
     app = FastAPI(title="agenthub shop", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.shop = shop
+    app.state.secret = secret or secrets.token_urlsafe(32)
+
+    def authorized(request: Request) -> JSONResponse | None:
+        given = request.headers.get(SECRET_HEADER, "")
+        if hmac.compare_digest(given.encode(), app.state.secret.encode()):
+            return None
+        return _error(
+            403,
+            "forbidden",
+            f"the session API needs the shop's secret in the {SECRET_HEADER} header; it is for the env that "
+            "started the shop (start_shop), not for pages",
+        )
 
     def page(token: str, title: str, body: str, status: int = 200) -> HTMLResponse:
         base = f"/s/{token}"
@@ -200,7 +225,7 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
 
     def unknown(token: str) -> HTMLResponse:
         return HTMLResponse(
-            f"<!doctype html><title>Unknown session</title><h1>Unknown session</h1><p>Session {e(token)} is not "
+            "<!doctype html><title>Unknown session</title><h1>Unknown session</h1><p>This session is not "
             "open (closed, or the shop restarted): open one with POST /_sessions.</p>",
             status_code=404,
         )
@@ -262,24 +287,34 @@ flex-wrap:wrap;list-style:none;padding:0}}</style></head><body>
             "products": shop.catalog.execute("SELECT count(*) FROM products").fetchone()[0],
         }
 
-    @app.post("/_sessions")
-    async def open_session(request: Request) -> dict[str, str]:
+    @app.post("/_sessions", response_model=None)
+    async def open_session(request: Request) -> Response:
+        refused = authorized(request)
+        if refused is not None:
+            return refused
         token = shop.open()
-        return {"token": token, "base_url": f"{str(request.base_url).rstrip('/')}/s/{token}"}
+        return JSONResponse({"token": token, "base_url": f"{str(request.base_url).rstrip('/')}/s/{token}"})
 
+    # A missing session's token is not echoed: error texts end up in logs.
     @app.post("/_sessions/{token}/reset", response_model=None)
-    async def reset_session(token: str) -> Response:
+    async def reset_session(token: str, request: Request) -> Response:
+        refused = authorized(request)
+        if refused is not None:
+            return refused
         if token not in shop.sessions:
-            return JSONResponse({"error": f"no open session {token}; open one with POST /_sessions"}, 404)
+            return _error(404, "session_not_found", "no such open session; open one with POST /_sessions")
         shop.reset(token)
-        return JSONResponse({"token": token})
+        return JSONResponse({"reset": True})
 
     @app.delete("/_sessions/{token}", response_model=None)
-    async def close_session(token: str) -> Response:
+    async def close_session(token: str, request: Request) -> Response:
+        refused = authorized(request)
+        if refused is not None:
+            return refused
         if token not in shop.sessions:
-            return JSONResponse({"error": f"no open session {token}; it was closed already or never opened"}, 404)
+            return _error(404, "session_not_found", "no such open session; it was closed already or never opened")
         shop.close(token)
-        return JSONResponse({"closed": token})
+        return JSONResponse({"closed": True})
 
     # -- the shop -------------------------------------------------------------------------------
     @app.get("/s/{token}")
