@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 import pytest
 
 pytest.importorskip("textarena")
 
 import httpx
+import nltk
 
 from agenthub import SyncEnvClient, ThreadedServer, get_plugin_host
 from agenthub.cli.plugins_command import importer_records
 from agenthub.errors import ConfigError
 from agenthub.service.settings import ServiceSettings
 from agenthub.testing.conformance import check_env
-from agenthub.textarena_import import TextArenaEnv, TextArenaSoloEnv, textarena_env_spec
+from agenthub.textarena_import import (
+    GameUnavailableError,
+    TextArenaEnv,
+    TextArenaSoloEnv,
+    make_game,
+    textarena_env_spec,
+)
 
 
 @pytest.mark.parametrize("game", ["TicTacToe-v0", "ConnectFour-v0", "KuhnPoker-v0"])
@@ -97,3 +108,72 @@ def test_agenthub_plugins_lists_the_importer() -> None:
     records = {r["name"]: r for r in importer_records()}
     assert records["textarena"]["version"] == "0.7.4"
     assert records["textarena"]["registered"] == {"env": ["textarena:NAME"]}
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Chess's source parses on Python 3.12")
+def test_a_game_whose_source_needs_python_312_is_refused_in_one_line_by_the_cli() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "agenthub", "check", "env=textarena:Chess-v0"], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith(
+        "agenthub check: error: textarena:Chess-v0 needs Python >= 3.12: TextArena's source "
+        "(textarena/envs/Chess/env.py, line 62) uses f-strings that Python 3.11 cannot parse"
+    )
+
+
+def _nltk_words_missing() -> bool:
+    try:
+        nltk.data.find("corpora/words")
+    except LookupError:
+        return True
+    return False
+
+
+@pytest.mark.skipif(not _nltk_words_missing(), reason="NLTK's words corpus is installed here")
+def test_a_game_that_downloads_data_at_import_is_refused_without_reaching_the_network() -> None:
+    real = nltk.download
+    with pytest.raises(GameUnavailableError) as refused:
+        make_game("Wordle-v0")
+    assert str(refused.value) == (
+        "textarena:Wordle-v0 downloads NLTK data (averaged_perceptron_tagger_eng, words) when it is imported, "
+        "and nothing may reach the network at run time; fetch it once with `python -m nltk.downloader "
+        "averaged_perceptron_tagger_eng words`, then the game is served offline"
+    )
+    # a variant finds the module imported already: NLTK's own LookupError names what is missing
+    with pytest.raises(GameUnavailableError, match=r"Wordle-v0-hardcore downloads NLTK data \(words\)"):
+        make_game("Wordle-v0-hardcore")
+    assert nltk.download == real  # put back after each call into TextArena
+
+
+@pytest.mark.parametrize(
+    ("game", "cause"),
+    [
+        ("Countdown-v0", "when invalid moves end the game it gives a reward that is not a number"),
+        ("CharacterConclave-v0", "the game raises TypeError on an invalid move"),
+        ("Klondike-v0", "TextArena's source does not parse on Python"),
+        ("Taboo-v0-city/country", "an agenthub env name cannot hold the '/'"),
+    ],
+)
+def test_games_that_cannot_serve_are_refused_at_lookup_with_the_cause(game: str, cause: str) -> None:
+    with pytest.raises(GameUnavailableError, match=cause) as refused:
+        get_plugin_host().env(f"textarena:{game}")
+    assert "\n" not in str(refused.value)
+
+
+def test_a_game_that_calls_a_hosted_model_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    with pytest.raises(GameUnavailableError, match=r"Debate-v0 is not served: the game calls a hosted model"):
+        textarena_env_spec("Debate-v0")
+
+
+def test_a_megabyte_action_is_answered_in_well_under_a_second() -> None:
+    spec = get_plugin_host().env("textarena:TicTacToe-v0")
+    assert spec.max_action_chars == 2_000  # Bandit's and ColonelBlotto's parsers are quadratic
+    with ThreadedServer(spec, ServiceSettings()) as server, SyncEnvClient(server.url) as client:
+        session = client.create_session(task_id=2)
+        started = time.perf_counter()
+        result = client.step(session.id, "[" * 1_000_000, seat=session.seat)
+        assert time.perf_counter() - started < 0.5
+        assert result.info["invalid_action"] is True and not result.done and result.seat == session.seat
+        assert client.step(session.id, "[4]", seat=session.seat).seat != session.seat  # the game goes on

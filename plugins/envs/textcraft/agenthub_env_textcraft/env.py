@@ -84,7 +84,16 @@ class TextCraftEnv:
             text = "TextCraft takes text actions such as 'get 1 oak log' or 'inventory', not tool calls."
             return text, 0.0, False, False, {**self._info(), "invalid_action": True}
         # The game matches its command patterns against the raw string; stray whitespace would defeat them.
-        observation, reward, terminated, truncated, _ = self._game.step(" ".join(action.split()))
+        command = " ".join(action.split())
+        try:
+            observation, reward, terminated, truncated, _ = self._game.step(command)
+        except ValueError as exc:
+            # The game reads counts with int(), which refuses over 4,300 digits; it raises before it
+            # changes the inventory, so the action is refused like any other the game cannot carry out.
+            text = (
+                f"Could not read a count in that action ({_clip(str(exc))}); counts are whole numbers such as 1 or 4."
+            )
+            return text, 0.0, False, False, {**self._info(), "invalid_action": True}
         self._won = bool(terminated)
         info = self._info()
         if not str(observation).startswith(_ACCEPTED):
@@ -100,3 +109,7 @@ class TextCraftEnv:
         if self.list_actions:
             info["available_actions"] = list(self._actions)
         return info
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

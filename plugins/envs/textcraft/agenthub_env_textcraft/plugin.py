@@ -13,6 +13,10 @@ from .splits import SPLITS
 # The system prompt ships as data so that it can be read, diffed and overridden without code.
 INSTRUCTIONS = resources.files(__package__).joinpath("prompts/system.md").read_text(encoding="utf-8")
 
+MAX_ACTION_CHARS = 4_096
+"""The game refuses a reply that is not a command alone, and its longest commands are under 300 characters; its
+refusals echo the action ("Could not execute ..."), so this also bounds the observation a long reply brings back."""
+
 
 @hookimpl
 def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
@@ -27,6 +31,7 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             version=__version__,
             oracle="textcraft-oracle",
             inline_calls=True,  # pure Python: a step takes ~15 µs, less than a hop to a thread
+            max_action_chars=MAX_ACTION_CHARS,
         )
     )
 

@@ -1,9 +1,12 @@
 """TextCraft's task ids and splits, importable without loading the recipes.
 
-Task ``i`` is AgentGym's ``data_idx`` ``i`` (its item id ``textcraft_<i>``): the
-``i``-th goal when every item with a recipe tree of depth 1 or more is sorted by
-that depth, shallow first. ``recipes.RecipeBook.goals`` is that list; a test
-checks that ``NUM_TASKS`` matches it.
+Task ``i`` is the ``i``-th goal when every item with a recipe tree of depth 1 or
+more is sorted by that depth, shallow first, ties in name order of the recipe files.
+``recipes.RecipeBook.goals`` is that list; a test checks that ``NUM_TASKS`` matches it.
+It is AgentGym's ``data_idx`` ``i`` (item id ``textcraft_<i>``) only where AgentGym's
+server lists the recipe files in name order: its sort keeps ``os.listdir``'s order
+among equal depths (the plugin README, "AgentGym's data_idx";
+tests/test_textcraft_agentgym_ids.py runs AgentGym's own code to pin it).
 
 AgentGym's own id lists (374 train, 100 test) live on the Hugging Face hub,
 which an env must not need at run time, so the splits here are fixed by rule:
