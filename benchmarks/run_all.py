@@ -18,7 +18,9 @@ Parts, each run as a subprocess (a crash in one keeps the others' results):
   (the default for seeds 0..19: how many learn), run with a Python that can import the TRL trainer
   plugin (this one, or ``--trl-python``). The plugin pins its own frameworks, so it usually lives in a
   venv of its own; when no such Python is given, learning is not run and the summary uses the
-  ``trl_learning.json`` and ``trl_seeds.json`` already in ``benchmarks/results/``, with their dates.
+  ``trl_learning.json`` and ``trl_seeds.json`` already in ``benchmarks/results/``, with their dates;
+- ``parsing``: ``action_parsing.py`` (every seed env's parse time against the length of a hostile action,
+  1 KiB to 1 MiB: the exponent that says linear or quadratic).
 
 Then ``summarize.py`` writes the markdown summary (``docs/benchmarks.md``; with ``--quick``, next to the
 results in the temp dir). ``run_all.json`` beside the results records the machine, the load average and
@@ -46,7 +48,7 @@ import summarize  # a sibling module of this script
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
-PARTS = ("service", "executor", "memory", "learning")
+PARTS = ("service", "executor", "memory", "learning", "parsing")
 LIGHT_ENVS = ["guess", "trail", "maze", "wordle", "textcraft", "babyai"]
 HEAVY_ENVS = ["textworld", "sciworld"]
 """A JVM or a game compiler per session: fewer idle sessions, episodes and distinct tasks (game files)."""
@@ -71,6 +73,8 @@ def commands(part: str, args: argparse.Namespace, out: Path) -> list[list[str]]:
             [py, str(HERE / "env_plugins.py"), "--merge", *HEAVY_SETTINGS, *where, *HEAVY_ENVS],
             [py, str(HERE / "jvm_heap.py"), *where],
         ]
+    if part == "parsing":
+        return [[py, str(HERE / "action_parsing.py"), *quick, *where]]
     assert part == "learning"
     learning_py = args.learning_python or py
     return [

@@ -851,6 +851,14 @@ def sciworld_packing_section(results: Path, docs: Path) -> list[str]:
     return section_lines(load(results, "sciworld_packing.json"), results, docs)
 
 
+def action_parsing_section(results: Path, docs: Path) -> list[str]:
+    """Each seed env's parse time against the length of a hostile action (its benchmark renders its own lines)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from action_parsing import section_lines  # a sibling module of this script
+
+    return section_lines(load(results, "action_parsing.json"), results, docs)
+
+
 def ray_scaling_section(results: Path, docs: Path) -> list[str]:
     """The Ray backend's episodes/s against raylets (its benchmark renders its own lines)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -895,6 +903,7 @@ def render(results: Path, docs: Path) -> str:
         *webarena_section(load(results, "webarena_env.json"), results, docs),
         *sciworld_packing_section(results, docs),
         *ray_scaling_section(results, docs),
+        *action_parsing_section(results, docs),
         *runs_section(run),
     ]
     return "\n".join(lines).rstrip() + "\n"

@@ -19,7 +19,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PUBLIC_MODULES = ("agenthub", "agenthub.rollout", "agenthub.training", "agenthub.config", "agenthub.testing")
+PUBLIC_MODULES = (
+    "agenthub",
+    "agenthub.rollout",
+    "agenthub.training",
+    "agenthub.config",
+    "agenthub.testing",
+    "agenthub.service",
+)
 SKIPPED_DIRS = {".venv", "build", "dist", "node_modules", "__pycache__"}
 
 # Tests that replace an internal function on purpose, to show that a check catches an engine

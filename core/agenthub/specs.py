@@ -18,6 +18,11 @@ from agenthub.types import EnvInfo, TaskSplit
 
 Factory = Callable[..., Any] | str
 
+DEFAULT_MAX_ACTION_CHARS = 32_768
+"""The longest action (in characters) an env takes unless its spec says otherwise: about 8,000 tokens
+of English, room for a model's whole reply with its reasoning at the per-turn ``max_tokens`` of
+multi-turn RL, and 500 times the longest action any seed env's oracle sends (65 characters)."""
+
 
 def resolve_factory(factory: Factory, *, what: str) -> Callable[..., Any]:
     """Import a ``"module:attr"`` factory, or return a callable unchanged."""
@@ -84,11 +89,23 @@ class EnvSpec:
     ``agenthub.MultiPlayerEnvironment`` (``docs/protocol.md``, Seats)."""
     seats: tuple[str, ...] | None = None
     """The seats' names, one per player (e.g. ``("X", "O")``), shown in ``/v1/info`` and eval reports."""
+    max_action_chars: int = DEFAULT_MAX_ACTION_CHARS
+    """The longest action the env takes, in characters (a tool call: its name and its arguments as JSON).
+    The server answers a longer one as an invalid action before the env sees it, so no parser of the
+    env's ever runs on more; advertised in ``/v1/info``. Keep it above the longest reply a model may
+    legitimately send: in a text env the model's whole reply, reasoning included, is the action."""
+    settings: tuple[str, ...] | None = None
+    """The names ``env_kwargs.KEY=`` may use, for a factory that takes ``**kwargs``; None: read from the
+    factory's signature (``agenthub.option_checks``), so that a misspelt one is refused before a server starts."""
 
     def __post_init__(self) -> None:
         _check_name(self.name, "env")
         if self.default_max_turns < 1:
             raise PluginError(f"env {self.name!r}: default_max_turns must be >= 1, got {self.default_max_turns}")
+        if isinstance(self.max_action_chars, bool) or not isinstance(self.max_action_chars, int):
+            raise PluginError(f"env {self.name!r}: max_action_chars must be an integer, got {self.max_action_chars!r}")
+        if self.max_action_chars < 1:
+            raise PluginError(f"env {self.name!r}: max_action_chars must be >= 1, got {self.max_action_chars}")
         if self.players < 1:
             raise PluginError(f"env {self.name!r}: players must be >= 1, got {self.players}")
         if self.seats is not None and len(self.seats) != self.players:
@@ -120,6 +137,7 @@ class EnvSpec:
             instructions=self.instructions,
             players=self.players,
             seats=list(self.seats) if self.seats is not None else None,
+            max_action_chars=self.max_action_chars,
         )
 
 
@@ -133,6 +151,8 @@ class AgentSpec:
     version: str | None = None
     env: str | None = None
     """Set for agents that only work with one environment, such as its oracle."""
+    settings: tuple[str, ...] | None = None
+    """The names ``agent.KEY=`` may use, for a factory that takes ``**kwargs``; None: read from its signature."""
 
     def __post_init__(self) -> None:
         _check_name(self.name, "agent")

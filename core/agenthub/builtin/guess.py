@@ -19,7 +19,26 @@ TRAIN_TASKS = TaskSplit.range(0, 10_000)
 TEST_TASKS = TaskSplit.range(10_000, 10_500)
 SPLITS = {"train": TRAIN_TASKS, "test": TEST_TASKS}
 
-_GUESS = re.compile(r"^\s*(?:guess\s*)?(-?\d+)\s*[.!]?\s*$", re.IGNORECASE)
+# Matched against the stripped reply, so that no two whitespace runs meet: ``\s*[.!]?\s*$`` on the raw
+# text tried every split of a long run of spaces, quadratic in its length (16,000 spaces: 1.7 s).
+_GUESS = re.compile(r"(?:guess\s*)?(-?\d+)\s*[.!]?", re.IGNORECASE)
+
+
+MAX_DIGITS = 18
+"""A longer number is not read: ``int()`` of a digit run takes time quadratic in its length, and
+CPython refuses runs over 4,300 digits with a ValueError (a crash of the step, not an answer)."""
+
+
+def parse_guess(action: Action) -> int | None:
+    """The number in ``guess N`` (or ``N``), optionally ending in ``.``/``!``; None for anything else,
+    a number of more than ``MAX_DIGITS`` digits included.
+
+    Linear in the length of the reply: the pattern runs once, anchored, on the stripped text.
+    """
+    match = _GUESS.fullmatch(action.strip()) if isinstance(action, str) else None
+    if match is None or len(match.group(1).lstrip("-")) > MAX_DIGITS:
+        return None
+    return int(match.group(1))
 
 
 class GuessNumberEnv:
@@ -70,14 +89,13 @@ class GuessNumberEnv:
             raise RuntimeError("step() called before reset()")
         if self._done:
             return "The game is over. Reset to play again.", 0.0, True, False, self._info()
-        match = _GUESS.match(action) if isinstance(action, str) else None
-        if match is None:
+        number = parse_guess(action)
+        if number is None:
             text = (
                 f"I did not understand {_clip(action)!r}. "
                 f"Reply with: guess <number>, a whole number from 1 to {self.high}."
             )
             return text, 0.0, False, False, {**self._info(), "invalid_action": True}
-        number = int(match.group(1))
         if not 1 <= number <= self.high:
             text = f"{number} is outside the range. Guess a whole number from 1 to {self.high}."
             return text, 0.0, False, False, {**self._info(), "invalid_action": True}

@@ -39,6 +39,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             version=__version__,
             oracle="trail-oracle",
             instructions=trail.INSTRUCTIONS,
+            # A move is the first left/right anywhere in the reply, so a long reply with reasoning is a move.
+            max_action_chars=trail.MAX_ACTION_CHARS,
         )
     )
     register(

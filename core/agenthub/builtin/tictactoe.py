@@ -27,7 +27,14 @@ INSTRUCTIONS = (
     "take turns; three of your marks in a row, column or diagonal wins. Each turn, answer with exactly "
     "one action of the form 'place N' for a free cell N, and nothing else."
 )
-_MOVE = re.compile(r"^\s*(?:place\s*)?([1-9])\s*[.!]?\s*$", re.IGNORECASE)
+# Matched against the stripped reply, so that no two whitespace runs meet (see ``guess``): linear time.
+_MOVE = re.compile(r"(?:place\s*)?([1-9])\s*[.!]?", re.IGNORECASE)
+
+
+def parse_move(action: Action) -> int | None:
+    """The cell (1 to 9) of ``place N`` or ``N``, optionally ending in ``.``/``!``; None for anything else."""
+    match = _MOVE.fullmatch(action.strip()) if isinstance(action, str) else None
+    return int(match.group(1)) if match is not None else None
 
 
 def render(board: str) -> str:
@@ -74,10 +81,10 @@ class TicTacToeEnv:
         if self._done:
             text = "The game is over. Reset to play again."
             return SeatStep({s: text for s in range(2)}, {}, True, False, {}, seat)
-        match = _MOVE.match(action) if isinstance(action, str) else None
-        if match is None:
+        move = parse_move(action)
+        if move is None:
             return self._again(seat, f"I did not understand {_clip(action)!r}. Answer with: place N (N from 1 to 9).")
-        cell = int(match.group(1)) - 1
+        cell = move - 1
         if self._board[cell] != ".":
             return self._again(seat, f"Cell {cell + 1} is taken. Choose a free cell.")
         mark = MARKS[seat]

@@ -29,6 +29,8 @@ SPLITS = {"train": TRAIN_TASKS, "test": TEST_TASKS}
 DIRECTIONS = ("left", "right")
 
 INSTRUCTIONS = "Follow the signs on the trail. At each fork reply with one word: left or right."
+MAX_ACTION_CHARS = 65_536
+"""A reply is read anywhere in its text, so a model's long reasoning before ``left`` is a move: twice the default."""
 
 # The whole word if there is one; else the first l or r decides, so that any reply is a move.
 _WORD = re.compile(r"\b(left|right)\b", re.IGNORECASE)

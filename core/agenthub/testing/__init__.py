@@ -6,6 +6,7 @@ In a plugin's tests::
 
     test_conformance = conformance_tests("textcraft")  # one pytest item per check
 
+:func:`hostile_actions` builds adversarial actions of any size (is a parser linear?);
 :func:`fuzz_server` runs schemathesis, every phase and check, against a served env's own
 ``/openapi.json`` (needs schemathesis, a test dependency).
 
@@ -25,9 +26,10 @@ from agenthub.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from agenthub.cli.main import main as run_cli
     from agenthub.testing.conformance import CHECK_NAMES, ConformanceReport, check_env, run_checks
+    from agenthub.testing.hostile_actions import hostile_actions
     from agenthub.testing.model_sampler import ModelSampler, Sample, is_canonical
     from agenthub.testing.pytest_plugin import conformance_tests
-    from agenthub.testing.schema_fuzz import FuzzResult, fuzz_server
+    from agenthub.testing.schema_fuzz import REQUIRED_CHECKS, FuzzResult, fuzz_server
     from agenthub.testing.tiny_model import build_tiny_model
     from agenthub.testing.tiny_tokenizer import build_tokenizer
     from agenthub.testing.token_checks import CheckTally, EngineAnswer, SequenceView, check_sampled_turns
@@ -44,6 +46,8 @@ __getattr__ = lazy_exports(
         "Sample": ".model_sampler",
         "is_canonical": ".model_sampler",
         "conformance_tests": ".pytest_plugin",
+        "hostile_actions": ".hostile_actions",
+        "REQUIRED_CHECKS": ".schema_fuzz",
         "FuzzResult": ".schema_fuzz",
         "fuzz_server": ".schema_fuzz",
         "build_tiny_model": ".tiny_model",
@@ -57,6 +61,7 @@ __getattr__ = lazy_exports(
 
 __all__ = [
     "CHECK_NAMES",
+    "REQUIRED_CHECKS",
     "CheckTally",
     "ConformanceReport",
     "EngineAnswer",
@@ -70,6 +75,7 @@ __all__ = [
     "check_sampled_turns",
     "conformance_tests",
     "fuzz_server",
+    "hostile_actions",
     "is_canonical",
     "run_checks",
     "run_cli",

@@ -12,6 +12,10 @@ from agenthub_env_maze.tasks import SPLITS
 # The system prompt ships as data so that it can be read, diffed and overridden without code.
 INSTRUCTIONS = resources.files(__package__).joinpath("prompts/system.md").read_text(encoding="utf-8")
 
+MAX_ACTION_CHARS = 65_536
+"""The move is read after the reply's last "Action:" (AgentGym's "Thought: ... Action: ..." format), so a long
+reasoning before it is a valid reply: twice agenthub's default. The parser is linear (benchmarks/action_parsing.py)."""
+
 
 @hookimpl
 def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
@@ -24,6 +28,7 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             default_max_turns=50,
             description="LMRL-Gym's maze (AgentGym): reach the goal with move up/down/left/right.",
             oracle="maze-oracle",
+            max_action_chars=MAX_ACTION_CHARS,
         )
     )
 

@@ -17,6 +17,9 @@ SERVICE_DEFAULTS = {"max_sessions": 8, "idle_envs": 2, "ttl": 300.0}
 """Sessions are packed 8 to a JVM (about 250 MB resident for 8; the heap is capped at 256 MB): at most 8 live
 sessions unless the user raises ``max_sessions``, 2 idle instances kept for reuse, and an abandoned session frees
 its place after 5 idle minutes."""
+MAX_ACTION_CHARS = 4_096
+"""ScienceWorld's parser refuses a reply that is not an action alone, and its actions are under 100 characters;
+the JVM takes about 2 µs a character of input (2 s for 1 MB) while holding the lock its 8 sessions share."""
 
 
 @hookimpl
@@ -33,6 +36,7 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             version=__version__,
             oracle="sciworld-oracle",
             service_defaults=SERVICE_DEFAULTS,
+            max_action_chars=MAX_ACTION_CHARS,
         )
     )
 

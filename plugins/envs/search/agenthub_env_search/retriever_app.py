@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, Protocol
 
 import orjson
-from agenthub.service.middleware import BearerTokenMiddleware, BodyLimitMiddleware, error_body
+from agenthub.service import BearerTokenMiddleware, BodyLimitMiddleware, error_body
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse

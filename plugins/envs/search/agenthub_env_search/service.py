@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import Literal
 
 import uvicorn
-from agenthub.cli.serve_command import is_loopback
+from agenthub import ConfigError
 from agenthub.config import build_config
-from agenthub.errors import ConfigError
-from agenthub.service.serve import bind_socket, loop_factory, url_of
-from agenthub.service.settings import TOKEN_ENV_VAR
+from agenthub.service import TOKEN_ENV_VAR, bind_socket, is_loopback, loop_factory, url_of
 from pydantic import ConfigDict, Field
 
 from agenthub_env_search.bm25 import BM25Params, shared_index

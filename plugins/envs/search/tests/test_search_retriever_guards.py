@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from agenthub.errors import ConfigError
+from agenthub import ConfigError
 
 from agenthub_env_search.env import SearchEnv
 from agenthub_env_search.service import RetrieverConfig, check_exposure, run

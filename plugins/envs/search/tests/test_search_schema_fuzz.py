@@ -18,7 +18,7 @@ from typing import Any
 
 import schemathesis
 from agenthub import LocalServer
-from agenthub.testing.schema_fuzz import REQUIRED_CHECKS, fuzz_server
+from agenthub.testing import REQUIRED_CHECKS, fuzz_server
 from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import Status, events
 

@@ -9,7 +9,7 @@ import time
 import httpx
 
 from agenthub import EnvSpec, ServiceSettings, ThreadedServer
-from agenthub.testing.hostile_actions import hostile_actions
+from agenthub.testing import hostile_actions
 from agenthub_env_textcraft.env import TextCraftEnv
 from agenthub_env_textcraft.plugin import MAX_ACTION_CHARS
 

@@ -9,12 +9,19 @@ from agenthub import EnvClient
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("task_id", [544, -1, "textcraft_3"])
-async def test_unknown_task_ids_are_http_422(server_url: str, task_id: object) -> None:
+@pytest.mark.parametrize(
+    ("task_id", "said"),
+    [
+        (544, "task ids are integers from 0 to 543"),  # in the wire's range: the env names its own
+        ("textcraft_3", "task ids are integers from 0 to 543"),
+        (-1, "integer task ids are from 0 to 2**63-1"),  # out of the wire's range: refused before the env
+    ],
+)
+async def test_unknown_task_ids_are_http_422(server_url: str, task_id: object, said: str) -> None:
     async with httpx.AsyncClient(base_url=server_url) as raw:
         response = await raw.post("/v1/sessions", json={"task_id": task_id, "seed": 0})
     assert response.status_code == 422
-    assert "task ids are integers from 0 to 543" in response.json()["error"]["message"]
+    assert said in response.json()["error"]["message"]
 
 
 @pytest.mark.anyio
