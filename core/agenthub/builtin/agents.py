@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from typing import ClassVar
 
 from agenthub.errors import AgenthubError
 from agenthub.types import AgentReply, EnvInfo, Observation, Task
@@ -60,6 +61,9 @@ class RandomEpisode:
 
 class RandomAgent:
     """Picks uniformly among ``info['available_actions']``; a baseline for any env that lists them."""
+
+    needs: ClassVar[frozenset[str]] = frozenset({"available_actions"})
+    """Checked on an env's first observation before a run (``agenthub.agent_fit``)."""
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed

@@ -59,12 +59,12 @@ def _configure_plugins(parser: argparse.ArgumentParser) -> None:
 
 
 def _configure_check(parser: argparse.ArgumentParser) -> None:
-    add_overrides(parser, "env=guess, or url=http://127.0.0.1:8000 agent=guess-oracle sessions=8")
+    add_overrides(parser, "env=guess env_kwargs.high=32 agent=random, or url=http://127.0.0.1:8000 sessions=8")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _configure_play(parser: argparse.ArgumentParser) -> None:
-    add_overrides(parser, "env=guess agent=guess-oracle task_id=3 split=test seed=1 env_kwargs.high=32 url=http://...")
+    add_overrides(parser, "env=guess agent=random agent.seed=1 task_id=3 split=test env_kwargs.high=32 url=http://...")
 
 
 def _configure_eval(parser: argparse.ArgumentParser) -> None:

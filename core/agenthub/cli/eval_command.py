@@ -171,7 +171,11 @@ class _Runner:
 
 @contextlib.asynccontextmanager
 async def _local_runner(
-    config: EvalConfig, agent: Any, agent_name: str, opponents: dict[int, Any]
+    config: EvalConfig,
+    agent: Any,
+    agent_name: str,
+    opponents: dict[int, Any],
+    opponents_by_name: dict[int, tuple[str, dict[str, Any]]],
 ) -> AsyncIterator[_Runner]:
     urls = [config.url] if isinstance(config.url, str) else config.url
     if urls:
@@ -190,8 +194,14 @@ async def _local_runner(
             episode_timeout_s=config.episode_timeout_s,
             provenance=_provenance(config, agent_name),
             opponents=opponents,
+            opponent_provenance=_opponent_provenance(opponents_by_name),
         )
         yield _Runner(executor, await pool.info(), pool.endpoints[0].client.tasks, lambda: None)
+
+
+def _opponent_provenance(by_name: dict[int, tuple[str, dict[str, Any]]]) -> dict[int, dict[str, Any]]:
+    """What an opponent seat's trajectories record of who played it (its own name and settings, not the agent's)."""
+    return {seat: {"agent": name, "agent_kwargs": _public(kwargs)} for seat, (name, kwargs) in by_name.items()}
 
 
 def _provenance(config: EvalConfig, agent_name: str) -> dict[str, Any]:
@@ -220,6 +230,7 @@ async def _ray_runner(
             "max_attempts": config.max_attempts,
             "episode_timeout_s": config.episode_timeout_s,
             "provenance": _provenance(config, agent_name),
+            "opponent_provenance": _opponent_provenance(opponents_by_name),
         },
         opponents=opponents_by_name,
     )
@@ -245,7 +256,7 @@ async def _evaluate(
     runner = (
         _ray_runner(config, agent_name, opponents_by_name or {})
         if config.backend == "ray"
-        else _local_runner(config, agent, agent_name, opponents or {})
+        else _local_runner(config, agent, agent_name, opponents or {}, opponents_by_name or {})
     )
     async with runner as ran:
         info = ran.info
@@ -312,7 +323,8 @@ def _print_report(
     console = Console(markup=False)  # env and agent names, task ids and paths are text, not rich markup
     overall = report.overall()
     pass_columns = [f"pass@{k}" for k in report.ks]
-    table = Table(title=f"{config.env} · agent {agent_name} · k={config.k}")
+    against = f" · opponent {config.opponent} (not scored)" if config.opponent is not None else ""
+    table = Table(title=f"{config.env} · agent {agent_name}{against} · k={config.k}")
     for column in ("task", "n", "successes", f"Avg@{config.k}", f"Pass@{config.k}", *pass_columns):
         table.add_column(column, justify="right")
     rows = report.per_task()
@@ -338,7 +350,19 @@ def _print_report(
     )
     console.print(table)
     if "seats" in overall:
-        console.print(_seats_table(overall["seats"], players or {}))
+        console.print(_seats_table(overall["seats"], players or {}, "the agent's seats (scored)"))
+    if "opponent_seats" in overall:
+        title = f"the opponent's seats ({config.opponent}: stored, not scored)"
+        console.print(_seats_table(overall["opponent_seats"], players or {}, title))
+    if overall.get("self_play"):
+        every = "both seats are" if len(overall["seats"]) == 2 else f"all {len(overall['seats'])} seats are"
+        console.print(f"self-play: {every} the agent's, so every seat's trajectory is scored", soft_wrap=True)
+    elif "opponent_seats" in overall:
+        console.print(
+            f"scored: the agent's seats only; the opponent's {overall['opponent_trajectories_not_scored']} "
+            "trajectories are stored (provenance role=opponent) and left out of every score",
+            soft_wrap=True,
+        )
     console.print(
         f"score: avg@{config.k} {overall['avg_at_k']:.3f}, pass@{config.k} {overall['pass_at_k']:.3f} over "
         f"{overall['samples']} scored samples; env_error: {overall['env_errors']} of {overall['episodes']} "
@@ -349,16 +373,16 @@ def _print_report(
     if excluded:
         console.print(f"{excluded} samples ended in env_error/timeout and were left out of the scores", style="yellow")
     for warning in report.warnings():
-        console.print(f"[bold yellow]warning: {warning}[/]", soft_wrap=True)
+        console.print(f"warning: {warning}", style="bold yellow", soft_wrap=True)
     console.print(f"outcomes: {overall['outcomes']}")
     print_failure_reasons(console, run_dir)
     # soft_wrap: a long path stays on one line, so that the command copies and pastes whole
     console.print(f"run saved in {run_dir}  (resume with: agenthub eval --resume {run_dir})", soft_wrap=True)
 
 
-def _seats_table(seats: dict[str, dict[str, Any]], players: dict[int, str]) -> Table:
-    """Win/draw/loss per seat of a multi-player env."""
-    table = Table(title="win/draw/loss per seat (rates over the games the env ended)")
+def _seats_table(seats: dict[str, dict[str, Any]], players: dict[int, str], whose: str) -> Table:
+    """Win/draw/loss per seat of a multi-player env, of the seats ``whose`` names."""
+    table = Table(title=f"win/draw/loss per seat: {whose}", caption="rates over the games the env ended")
     for column in ("seat", "games", "win", "draw", "loss", "win rate", "draw rate", "loss rate", "unfinished"):
         table.add_column(column, justify="right")
     for seat, row in seats.items():

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agenthub.config import build_config
 from agenthub.errors import ConfigError
+from agenthub.option_checks import check_env_kwargs
 from agenthub.plugins import get_plugin_host
 from agenthub.processes import watch_parent_from_env
 from agenthub.service.serve import serve
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     watch_parent_from_env()
     config = build_config(ServeConfig, args.overrides, config_file=args.config)
     spec = get_plugin_host().env(config.env)
+    check_env_kwargs(spec, config.env_kwargs, may_import=True)  # the server imports the env's factory anyway
     # Only what the user set, so the env's own service_defaults can fill the rest.
     settings = ServiceSettings.model_validate(config.model_dump(include=config.model_fields_set - {"env", "mcp"}))
     warning = check_exposure(settings, insecure=args.insecure)
