@@ -45,7 +45,7 @@ async def test_the_oracle_never_loses_to_random_from_either_seat(tictactoe_url: 
         assert t.outcome is (Outcome.SUCCESS if t.seat_result == "win" else Outcome.FAILURE)
         assert t.key is not None and t.key.endswith(f"/seat{oracle_seat}")
         # a seat's trajectory holds only its own moves, each answered by what it saw next
-        assert all(turn.action.startswith("place ") for turn in t.turns)
+        assert all(isinstance(turn.action, str) and turn.action.startswith("place ") for turn in t.turns)
         assert t.turns[-1].terminated and t.reward == sum(turn.reward for turn in t.turns)
         assert t.provenance["players"] == 2 and t.provenance["seat_returns"][str(oracle_seat)] == t.reward
 
@@ -83,6 +83,47 @@ async def test_a_trainer_keeps_only_the_seats_it_learns_from(tictactoe_url: str)
             await Executor(pool, TicTacToeOracle(), opponents={2: RandomAgent()}).run(games(1))
 
 
+async def test_each_seat_records_who_played_it_and_only_the_agent_is_scored(tictactoe_url: str) -> None:
+    async with EnvPool.from_urls([tictactoe_url]) as pool:
+        executor = Executor(
+            pool,
+            RandomAgent(seed=2),
+            opponents={1: TicTacToeOracle()},
+            provenance={"agent": "random", "agent_kwargs": {"seed": 2}, "opponent": "oracle", "run_id": "r"},
+            opponent_provenance={1: {"agent": "tictactoe-oracle", "agent_kwargs": {}}},
+            concurrency=4,
+        )
+        trajectories = await executor.run(games(8))
+        # Without a registered name (a trainer's own opponent object), its class names who played.
+        unnamed = await Executor(
+            pool, RandomAgent(), opponents={0: TicTacToeOracle()}, provenance={"agent": "random"}
+        ).run(games(1))
+    by_seat = {s: [t.provenance for t in trajectories if t.seat == s] for s in (0, 1)}
+    assert all(p["role"] == "agent" and p["agent_kwargs"] == {"seed": 2} for p in by_seat[0])
+    assert all(p["role"] == "opponent" and p["agent"] == "tictactoe-oracle" for p in by_seat[1])
+    assert all(p["agent_kwargs"] == {} and p["run_id"] == "r" and p["opponent"] == "oracle" for p in by_seat[1])
+    assert {(t.seat, t.provenance["role"], t.provenance["agent"]) for t in unnamed} == {
+        (0, "opponent", "TicTacToeOracle"),
+        (1, "agent", "random"),
+    }
+    report = evaluate(trajectories, k=1)
+    overall = report.overall()
+    assert (
+        overall["samples"] == 8 and overall["success_rate"] == 0.0 and overall["opponent_trajectories_not_scored"] == 8
+    )
+    assert set(overall["seats"]) == {"0"} and set(overall["opponent_seats"]) == {"1"}
+    assert overall["opponent_seats"]["1"]["win"] == overall["seats"]["0"]["loss"] and not report.self_play
+
+
+async def test_in_self_play_every_seat_is_the_agent_s_and_scored(tictactoe_url: str) -> None:
+    async with EnvPool.from_urls([tictactoe_url]) as pool:
+        trajectories = await Executor(pool, RandomAgent(seed=7), provenance={"agent": "random"}).run(games(4))
+    assert {(t.provenance["role"], t.provenance["agent"]) for t in trajectories} == {("agent", "random")}
+    overall = evaluate(trajectories, k=1).overall()
+    assert overall["samples"] == 8 and overall["self_play"] is True and "opponent_seats" not in overall
+    assert overall["success_rate"] == round(sum(t.outcome is Outcome.SUCCESS for t in trajectories) / 8, 6)
+
+
 async def test_resume_replays_only_an_episode_whose_seats_were_not_all_stored(
     tictactoe_url: str, tmp_path: Path
 ) -> None:
@@ -101,6 +142,6 @@ async def test_resume_replays_only_an_episode_whose_seats_were_not_all_stored(
         assert "2/0" not in resumed.completed_keys() and {"0/0", "1/0", "2/0/seat0"} <= resumed.completed_keys()
         summary = await collect(executor, requests, store=resumed, progress=False)
         resumed.close()
-    keys = [t.key for t in resumed.trajectories()]
+    keys = [str(t.key) for t in resumed.trajectories()]
     assert sorted(keys) == sorted(f"{i}/0/seat{s}" for i in range(3) for s in (0, 1))
     assert summary.resumed == 2

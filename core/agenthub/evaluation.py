@@ -15,6 +15,10 @@ On a multi-player env each episode gives one trajectory per seat, and the report
 **win/draw/loss per seat**: the rates over the games the env ended (a seat wins with the
 single highest return, draws when it shares the highest, loses otherwise), and how many
 of that seat's games did not end (truncated, or an infra or agent failure).
+
+Only the agent's trajectories are scored: against ``opponent=`` the opponent's seats are stored
+(``provenance["role"] == "opponent"``) and reported apart, with their own win/draw/loss, but no
+metric above counts them. In self-play every seat is the agent's, so every seat is scored.
 """
 
 from __future__ import annotations
@@ -100,7 +104,16 @@ class EvalReport:
     ks: list[int]
     outcomes: dict[str, int]
     seats: dict[int, SeatScore] = field(default_factory=dict)
-    """Multi-player envs: win/draw/loss by seat; empty for a single-player env."""
+    """Multi-player envs: win/draw/loss by seat the agent played; empty for a single-player env."""
+    opponent_seats: dict[int, SeatScore] = field(default_factory=dict)
+    """Win/draw/loss by seat the opponent played (not scored); empty in self-play."""
+    opponent_trajectories: int = 0
+    """Trajectories of the opponent's seats: stored, left out of every score."""
+
+    @property
+    def self_play(self) -> bool:
+        """A multi-player run where the agent played every seat, so every seat is scored."""
+        return bool(self.seats) and not self.opponent_seats and not self.opponent_trajectories
 
     @property
     def scored(self) -> list[TaskScore]:
@@ -128,6 +141,10 @@ class EvalReport:
             result[f"pass@{k}"] = _mean([pass_at_k(t.n, t.successes, k) for t in eligible])
         if self.seats:
             result["seats"] = {str(s): self.seats[s].as_dict() for s in sorted(self.seats)}
+            result["self_play"] = self.self_play
+        if self.opponent_seats or self.opponent_trajectories:
+            result["opponent_seats"] = {str(s): self.opponent_seats[s].as_dict() for s in sorted(self.opponent_seats)}
+            result["opponent_trajectories_not_scored"] = self.opponent_trajectories
         return result
 
     def warnings(self) -> list[str]:
@@ -180,13 +197,20 @@ def evaluate(trajectories: Iterable[Trajectory], *, k: int) -> EvalReport:
     order: dict[Any, tuple[int, str]] = {}
     outcomes: dict[str, int] = defaultdict(int)
     seats: dict[int, SeatScore] = {}
+    opponent_seats: dict[int, SeatScore] = {}
+    opponent_trajectories = 0
     for trajectory in trajectories:
+        opponent = trajectory.provenance.get("role") == "opponent"
         if trajectory.seat is not None:
-            seat = seats.setdefault(trajectory.seat, SeatScore(trajectory.seat))
+            table = opponent_seats if opponent else seats
+            seat = table.setdefault(trajectory.seat, SeatScore(trajectory.seat))
             if trajectory.seat_result is None:
                 seat.unfinished += 1
             else:
                 setattr(seat, trajectory.seat_result, getattr(seat, trajectory.seat_result) + 1)
+        if opponent:  # stored for trainers and the viewer; the score is the agent's alone
+            opponent_trajectories += 1
+            continue
         # Rows in the order the tasks were asked for (keys are "<task index>/<sample>").
         index = (trajectory.key or "").partition("/")[0]
         order.setdefault(repr(trajectory.task.task_id), (int(index) if index.isdigit() else 1 << 62, repr(index)))
@@ -199,4 +223,5 @@ def evaluate(trajectories: Iterable[Trajectory], *, k: int) -> EvalReport:
         score.rewards.append(trajectory.reward)
         score.successes += trajectory.outcome is Outcome.SUCCESS
     ranked = sorted(by_task, key=lambda name: order[name])
-    return EvalReport([by_task[name] for name in ranked], default_ks(k), dict(outcomes), seats)
+    tasks = [by_task[name] for name in ranked]
+    return EvalReport(tasks, default_ks(k), dict(outcomes), seats, opponent_seats, opponent_trajectories)

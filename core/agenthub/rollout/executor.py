@@ -10,7 +10,9 @@ trajectory is kept, marked, and never carries made-up text.
 On a multi-player env (``players`` > 1) an episode is played by one agent per seat (``agent``
 for every seat not in ``opponents``: self-play by default) and yields one trajectory per seat
 (:mod:`agenthub.rollout.seated_play`), keyed ``"<task index>/<sample>/seat<N>"``; ``seats``
-keeps only the seats a trainer learns from.
+keeps only the seats a trainer learns from. Each seat's trajectory records who played it:
+``provenance["role"]`` is ``agent`` or ``opponent``, and an opponent's seat carries the opponent's
+own name and settings (:func:`~agenthub.rollout.seated_play.seated_provenance`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from agenthub.errors import AgenthubError, EnvServerUnavailableError
 from agenthub.protocols import Agent
 from agenthub.rollout.episode_loop import EpisodeFailure, EpisodePlay, agent_provenance
 from agenthub.rollout.pool import Endpoint, EnvPool, NoHealthyEndpointError
-from agenthub.rollout.seated_play import SeatedEpisodePlay
+from agenthub.rollout.seated_play import SeatedEpisodePlay, seated_provenance
 from agenthub.types import EnvInfo, Outcome, Task, Trajectory, Turn
 
 log = logging.getLogger("agenthub.executor")
@@ -78,9 +80,13 @@ class Executor:
         on_turn: TurnCallback | None = None,
         opponents: Mapping[int, Agent] | None = None,
         seats: Container[int] | None = None,
+        opponent_provenance: Mapping[int, Mapping[str, Any]] | None = None,
     ) -> None:
         """``opponents`` (multi-player envs): the agent of each seat ``agent`` does not play;
-        ``seats``: the seats whose trajectories are returned (default: all of them)."""
+        ``seats``: the seats whose trajectories are returned (default: all of them);
+        ``opponent_provenance``: what each opponent seat's trajectories record of the agent that
+        played it in place of ``provenance``'s ``agent`` and ``agent_kwargs`` (``{1: {"agent":
+        "oracle", "agent_kwargs": {}}}``; default: the opponent's class name)."""
         if concurrency < 1:
             raise AgenthubError(f"concurrency must be >= 1, got {concurrency}")
         if max_attempts < 1:
@@ -96,6 +102,8 @@ class Executor:
         self.on_turn = on_turn
         self.opponents = dict(opponents or {})
         self.seats = seats
+        self._run_provenance = dict(provenance or {})
+        self._opponent_provenance = {s: dict(p) for s, p in (opponent_provenance or {}).items()}
 
     # -- many episodes ------------------------------------------------------------
 
@@ -220,8 +228,15 @@ class Executor:
             play.fail(EpisodeFailure(Outcome.TIMEOUT, timeout, retry=True))
         duration_s = round(time.monotonic() - started, 6)
         if isinstance(play, SeatedEpisodePlay):
+            by_seat = seated_provenance(
+                self._run_provenance, self.agent, self.opponents, info.players, self._opponent_provenance
+            )
             trajectories = play.trajectories(
-                endpoint=endpoint_url, provenance=self.provenance, key=request.key, duration_s=duration_s
+                endpoint=endpoint_url,
+                provenance=self.provenance,
+                key=request.key,
+                duration_s=duration_s,
+                seat_provenance=by_seat,
             )
             return trajectories, play.retry
         trajectory = play.trajectory(

@@ -27,15 +27,20 @@ class RunSummary:
     """Episodes found finished in the store and not run again."""
     single_player: int = 0
     """Trajectories of single-player episodes (one an episode)."""
+    opponent_trajectories: int = 0
+    """Trajectories of an opponent's seats: they count in ``games``, never in the agent's totals."""
     seated_games: set[str] = field(default_factory=set)
     """Keys of the multi-player episodes that gave a seat's trajectory (one trajectory per seat)."""
 
     def add(self, trajectory: Trajectory) -> None:
-        self.episodes += 1
         if trajectory.seat is not None and trajectory.key is not None:
             self.seated_games.add(episode_key(trajectory.key))
         else:
             self.single_player += 1
+        if trajectory.provenance.get("role") == "opponent":  # stored, but not the agent's to score
+            self.opponent_trajectories += 1
+            return
+        self.episodes += 1
         self.reward_sum += trajectory.reward
         self.outcomes[trajectory.outcome.value] += 1
 
@@ -66,6 +71,12 @@ class RunSummary:
             "outcomes": dict(self.outcomes),
             "elapsed_s": round(self.elapsed_s, 3),
             "episodes_per_s": round(self.episodes_per_s, 3),
+            # against an opponent: the agent's trajectories are scored, the opponent's only stored
+            **(
+                {"scored_trajectories": self.episodes, "opponent_trajectories": self.opponent_trajectories}
+                if self.opponent_trajectories
+                else {}
+            ),
         }
 
 

@@ -15,6 +15,11 @@ dynamics include the other seats' moves:
 
 The horizon (``task.max_turns`` or the env's ``default_max_turns``) counts the session's steps,
 all seats together, as the server does.
+
+Each seat's trajectory records who played it (:func:`seated_provenance`): ``role`` is ``agent`` for
+a seat of the agent under evaluation or training, ``opponent`` for a seat of ``opponent=``; ``agent``
+and ``agent_kwargs`` name the agent that played that seat, so an opponent's trajectory never carries
+the evaluated agent's name.
 """
 
 from __future__ import annotations
@@ -27,13 +32,44 @@ from typing import Any, Literal
 
 from agenthub.errors import EnvServerUnavailableError, EnvServiceError
 from agenthub.protocols import Agent, AgentEpisode
-from agenthub.rollout.episode_loop import EpisodeFailure, env_failure, episode_provenance
+from agenthub.rollout.episode_loop import EpisodeFailure, agent_provenance, env_failure, episode_provenance
 from agenthub.rollout.store import seat_key
 from agenthub.rollout.token_assembly import ContextLengthExceeded
 from agenthub.service.client import EnvClient, RemoteSession
 from agenthub.types import AgentReply, EnvInfo, Observation, Outcome, Task, TaskId, TokenTrace, Trajectory, Turn
 
 SeatResult = Literal["win", "draw", "loss"]
+
+AGENT_IDENTITY = ("agent", "agent_kwargs")
+"""The provenance keys that name the agent of a trajectory: an opponent's seat replaces them with its own."""
+
+
+def seated_provenance(
+    provenance: Mapping[str, Any],
+    agent: Agent,
+    opponents: Mapping[int, Agent],
+    players: int,
+    opponent_identity: Mapping[int, Mapping[str, Any]] | None = None,
+) -> dict[int, dict[str, Any]]:
+    """What each seat's trajectory records of who played it.
+
+    ``provenance`` is the run's (the agent's name and settings, the seating, the trainer...): the
+    agent's seats keep it whole, with what ``agent`` says of itself, and ``role="agent"``. An opponent's
+    seat keeps only its run-wide keys (not :data:`AGENT_IDENTITY`, nor the agent's ``describe()``), then
+    what the opponent says of itself, then ``opponent_identity[seat]`` (its registered name and
+    settings: ``{"agent": "oracle", "agent_kwargs": {...}}``), and ``role="opponent"``."""
+    mine = {**agent_provenance(agent), **provenance, "role": "agent"}
+    shared = {k: v for k, v in provenance.items() if k not in AGENT_IDENTITY}
+    out: dict[int, dict[str, Any]] = {}
+    for seat in range(players):
+        opponent = opponents.get(seat)
+        if opponent is None:
+            out[seat] = dict(mine)
+            continue
+        # Without a registered name (a trainer's own Agent object), its class says who played.
+        identity = {"agent": type(opponent).__name__, **(opponent_identity or {}).get(seat, {})}
+        out[seat] = {**shared, **agent_provenance(opponent), **identity, "role": "opponent"}
+    return out
 
 
 def seat_results(returns: Mapping[int, float]) -> dict[int, SeatResult]:
@@ -195,9 +231,16 @@ class SeatedEpisodePlay:
             return await episode.act(observation)
 
     def trajectories(
-        self, *, endpoint: str, provenance: Mapping[str, Any], key: str, duration_s: float | None = None
+        self,
+        *,
+        endpoint: str,
+        provenance: Mapping[str, Any],
+        key: str,
+        duration_s: float | None = None,
+        seat_provenance: Mapping[int, Mapping[str, Any]] | None = None,
     ) -> list[Trajectory]:
-        """One trajectory per seat, keyed ``"<key>/seat<N>"``."""
+        """One trajectory per seat, keyed ``"<key>/seat<N>"``; a seat in ``seat_provenance`` (see
+        :func:`seated_provenance`) records that instead of ``provenance``."""
         results = seat_results(self.returns) if self.ended else {}
         out = []
         for seat in range(self.info.players):
@@ -206,7 +249,8 @@ class SeatedEpisodePlay:
             if self.ended:
                 outcome = Outcome.SUCCESS if results[seat] == "win" else Outcome.FAILURE
             trace = getattr(player.episode, "token_trace", None) if player else None
-            where = episode_provenance(self.info, self.task, self.task_id, self.max_turns, endpoint, provenance)
+            own = (seat_provenance or {}).get(seat, provenance)
+            where = episode_provenance(self.info, self.task, self.task_id, self.max_turns, endpoint, own)
             out.append(
                 Trajectory(
                     task=self.task.model_copy(update={"task_id": self.task_id}),

@@ -44,7 +44,7 @@ from agenthub.rollout.store import TRAJECTORIES_FILE
 from agenthub.types import Outcome
 
 INDEX_FILE = ".viewer-index.sqlite"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: role, seat, seat_result (multi-player runs score the agent's seats only)
 CHUNK_BYTES = 4 << 20  # one transaction per ~4 MB: the first page is readable after ~50 ms of a fresh build
 HEAD_BYTES = 1024  # a fingerprint of the file's start tells a replaced file from a grown one
 ERROR_CHARS = 300
@@ -66,12 +66,18 @@ CREATE TABLE IF NOT EXISTS episodes (
     turns INTEGER NOT NULL,
     duration_s REAL,
     has_tokens INTEGER NOT NULL,
-    error TEXT
+    error TEXT,
+    role TEXT,
+    seat INTEGER,
+    seat_result TEXT
 );
 CREATE INDEX IF NOT EXISTS episodes_outcome ON episodes (outcome);
 CREATE INDEX IF NOT EXISTS episodes_task ON episodes (task);
 -- env filters, and covering for the per-task table (GROUP BY env, task): 120 -> 50 ms on 100,000 rows
-CREATE INDEX IF NOT EXISTS episodes_env_task ON episodes (env, task, outcome, reward, key);
+CREATE INDEX IF NOT EXISTS episodes_env_task ON episodes (env, task, outcome, reward, key, role);
+-- covering for the run summary, which scores the agent's seats only, and its win/draw/loss per seat
+CREATE INDEX IF NOT EXISTS episodes_role ON episodes (role, outcome, reward);
+CREATE INDEX IF NOT EXISTS episodes_seat ON episodes (seat, role, seat_result);
 CREATE TABLE IF NOT EXISTS damaged (line INTEGER PRIMARY KEY, offset INTEGER NOT NULL, message TEXT NOT NULL);
 """
 
@@ -102,7 +108,9 @@ def task_text(task_id: Any) -> str | None:
 
 
 def summarize(record: dict[str, Any]) -> tuple[Any, ...]:
-    """The indexed fields of one parsed trajectory line; raises ValueError when it is not a trajectory."""
+    """The indexed fields of one parsed trajectory line; raises ValueError when it is not a trajectory.
+
+    ``role`` is ``provenance["role"]`` (``opponent`` for an opponent's seat, which no score counts)."""
     try:
         task = record["task"]
         outcome = record["outcome"]
@@ -115,6 +123,9 @@ def summarize(record: dict[str, Any]) -> tuple[Any, ...]:
         raise ValueError(f"outcome {outcome!r} is not one of {', '.join(sorted(OUTCOMES))}")
     error = record.get("error")
     duration = record.get("duration_s")
+    provenance = record.get("provenance")
+    role = provenance.get("role") if isinstance(provenance, dict) else None
+    seat = record.get("seat")
     return (
         env,
         task_text(task.get("task_id")),
@@ -126,6 +137,9 @@ def summarize(record: dict[str, Any]) -> tuple[Any, ...]:
         float(duration) if isinstance(duration, int | float) else None,
         int(record.get("tokens") is not None),
         str(error)[:ERROR_CHARS] if error is not None else None,
+        str(role) if role is not None else None,
+        seat if isinstance(seat, int) else None,
+        record.get("seat_result") if record.get("seat_result") in ("win", "draw", "loss") else None,
     )
 
 
@@ -180,11 +194,11 @@ class RunIndex:
 
     @staticmethod
     def _ensure_schema(db: sqlite3.Connection) -> None:
-        db.executescript(SCHEMA)
+        db.execute("CREATE TABLE IF NOT EXISTS state (name TEXT PRIMARY KEY, value)")
         row = db.execute("SELECT value FROM state WHERE name = 'schema'").fetchone()
-        if row is not None and row[0] != SCHEMA_VERSION:
-            db.executescript("DROP TABLE episodes; DROP TABLE damaged; DELETE FROM state;")
-            db.executescript(SCHEMA)
+        if row is not None and row[0] != SCHEMA_VERSION:  # before SCHEMA: its indexes name the new columns
+            db.executescript("DROP TABLE IF EXISTS episodes; DROP TABLE IF EXISTS damaged; DELETE FROM state;")
+        db.executescript(SCHEMA)
         db.execute("INSERT OR REPLACE INTO state VALUES ('schema', ?)", (SCHEMA_VERSION,))
         db.commit()
 
@@ -259,7 +273,7 @@ class RunIndex:
                 db.commit()
                 return False
             rows, damaged = self._parse(data, offset, int(state.get("lines", 0)), int(state.get("episodes", 0)))
-            db.executemany("INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            db.executemany("INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             db.executemany("INSERT OR REPLACE INTO damaged VALUES (?,?,?)", damaged)
             end = offset + len(data)
             updates = {

@@ -22,7 +22,7 @@ from agenthub.rollout.store import CONFIG_FILE, META_FILE
 from agenthub.viewer.index import RunIndex
 from agenthub.viewer.tokens import TokenDecoder, decoder_for
 
-CONFIG_SHOWN = ("env", "agent", "trainer", "model", "split", "k", "n", "steps")
+CONFIG_SHOWN = ("env", "agent", "opponent", "seat", "trainer", "model", "split", "k", "n", "steps")
 
 
 class RunNotFoundError(AgenthubError, LookupError):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenthub.protocols import Agent
+from agenthub.redaction import redact_secrets
 from agenthub.rollout.executor import EpisodeRequest, Executor
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.ray.errors import NodeWorkerSetupError, import_ray
@@ -48,6 +49,13 @@ class NodeWorkerSpec:
 
             return get_plugin_host().agent(self.agent).make(**self.agent_kwargs)
         return self.agent()
+
+    def opponent_provenance(self) -> dict[int, dict[str, Any]]:
+        """What each opponent seat's trajectories record of who played it: its name and public settings."""
+        return {
+            seat: {"agent": name, "agent_kwargs": redact_secrets(kwargs)}
+            for seat, (name, kwargs) in self.opponents.items()
+        }
 
     def make_opponents(self) -> dict[int, Agent]:
         if not self.opponents:
@@ -116,6 +124,8 @@ class NodeWorker:
             env_info = await pool.info()
             options = dict(spec.executor_options)
             provenance = {**options.pop("provenance", {}), "ray_node_id": node_id, "ray_node_ip": node_ip}
+            # An opponent's trajectories name the opponent, not the agent (unless the driver said more).
+            options.setdefault("opponent_provenance", spec.opponent_provenance())
             executor = Executor(
                 pool, agent, concurrency=spec.concurrency, provenance=provenance, opponents=opponents, **options
             )

@@ -262,13 +262,24 @@
       el(
         "div",
         { class: "stats", id: "run-stats" },
-        el("div", { class: "stat" }, el("b", { id: "stat-episodes" }, count(o.episodes)), " episodes"),
-        el("div", { class: "stat" }, el("b", null, pct(o.success_rate)), " success"),
+        el("div", { class: "stat" }, el("b", { id: "stat-episodes" }, count(o.episodes)), o.opponent_episodes ? " episodes of the agent" : " episodes"),
+        el("div", { class: "stat" }, el("b", { id: "stat-success" }, pct(o.success_rate)), o.seats ? " success (the agent's seats)" : " success"),
         el("div", { class: "stat" }, el("b", null, num(o.mean_reward)), " mean reward"),
         el("div", { class: "stat" }, el("b", null, count(o.tasks)), " tasks"),
         el("div", { class: "outcomes" }, OUTCOME_ORDER.filter((k) => (o.outcomes || {})[k]).map((k) => el("span", { class: "chip" }, badge(k), " ", count(o.outcomes[k])))),
       ),
+      seatsLine(o, (run.config || {}).opponent),
     );
+  }
+
+  // Multi-player runs: who was scored, and win/draw/loss per seat (the opponent's apart, never scored).
+  function seatsLine(o, opponent) {
+    if (!o.seats) return null;
+    const wdl = (whose, seats) => Object.entries(seats).map(([seat, r]) => el("span", { class: "chip", "data-seat": `${whose}-${seat}` }, `seat ${seat} (${whose}): ${count(r.win)} W · ${count(r.draw)} D · ${count(r.loss)} L`));
+    const scope = o.self_play
+      ? "self-play: every seat is the agent's, so every seat is scored"
+      : `against opponent ${opponent ?? "?"}: only the agent's seats are scored; the opponent's ${count(o.opponent_episodes)} episodes are listed, not scored`;
+    return el("div", { class: "stats", id: "run-seats" }, el("div", { class: "stat" }, scope), wdl("agent", o.seats.agent || {}), wdl("opponent", o.seats.opponent || {}));
   }
 
   // ---------------------------------------------------------------- episodes list
