@@ -194,7 +194,7 @@ def healthz_while_stepping(url: str, actions: list[str], *, task_id: int = 0) ->
     Gaps, not request latencies: a server thread that holds the GIL starves the poller before it sends
     its request, and a request never sent has no latency.
     """
-    stop = threading.Event()
+    stop, polling = threading.Event(), threading.Event()
     answered: list[float] = []
     statuses: set[int] = set()
 
@@ -203,13 +203,15 @@ def healthz_while_stepping(url: str, actions: list[str], *, task_id: int = 0) ->
             while not stop.is_set():
                 statuses.add(client.get("/healthz", timeout=30).status_code)
                 answered.append(time.perf_counter())
+                polling.set()
                 time.sleep(0.005)
 
     poller = threading.Thread(target=poll, name="healthz-poller")
     with httpx.Client(base_url=url) as client:
         session_id = client.post("/v1/sessions", json={"task_id": task_id}).json()["session_id"]
-        started = time.perf_counter()
         poller.start()
+        assert polling.wait(timeout=30), "the first /healthz was not answered in 30 s"
+        started = time.perf_counter()
         try:
             for action in actions:
                 assert step(client, session_id, action).status_code == 200
@@ -219,7 +221,7 @@ def healthz_while_stepping(url: str, actions: list[str], *, task_id: int = 0) ->
             stop.set()
             poller.join(timeout=60)
     assert statuses == {200}, statuses
-    times = [started, *(t for t in answered if t <= ended), ended]
+    times = [started, *(t for t in answered if started <= t <= ended), ended]
     return max(b - a for a, b in itertools.pairwise(times)), len(answered)
 
 

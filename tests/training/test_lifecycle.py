@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import io
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -123,3 +127,63 @@ def test_a_dry_run_prints_the_checks_as_comments(capsys: pytest.CaptureFixture[s
         "# checks before launch refused (env 'guess', task 1: longest first prompt 900 tokens (task 1))",
         "# warning: max_tokens: actions are long",
     ]
+
+
+_CHILD = """
+import asyncio, sys, time
+from pathlib import Path
+from agenthub.rollout import RunStore
+from agenthub.training import recorded_run
+
+async def episodes() -> None:
+    await asyncio.sleep(60)
+
+store = RunStore.create({"env": "guess"}, root=sys.argv[1], run_id="run")
+with recorded_run(store, lambda: {"steps": 3}):
+    if sys.argv[2] == "async":
+        with asyncio.Runner() as runner:
+            print("running", flush=True)
+            try:
+                runner.run(episodes())
+            finally:  # where a trainer closes its env pool on the same loop: is the rollout still running?
+                Path(sys.argv[1], "pending").write_text(str(len(asyncio.all_tasks(runner.get_loop()))))
+    else:
+        print("running", flush=True)
+        time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(
+    ("signum", "where"), [(signal.SIGTERM, "sync"), (signal.SIGINT, "sync"), (signal.SIGTERM, "async")]
+)
+def test_sigterm_and_sigint_end_a_real_run_as_interrupted_at_once_with_the_resume_line(
+    tmp_path: Path, signum: int, where: str
+) -> None:
+    command = [sys.executable, "-c", _CHILD, str(tmp_path), where]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None and child.stdout.readline().strip() == "running"
+        time.sleep(0.2)  # into the sleep (and, async, the event loop's wait)
+        sent = time.monotonic()
+        child.send_signal(signum)
+        _, err = child.communicate(timeout=30)
+    assert time.monotonic() - sent < 5  # promptly: not the minute the body would have slept
+    # re-raised as a KeyboardInterrupt (the CLI exits 130 as after Ctrl-C; bare Python exits by SIGINT)
+    assert child.returncode == -signal.SIGINT and "KeyboardInterrupt" in err
+    store = RunStore.existing(tmp_path / "run")
+    assert store.meta()["status"] == "interrupted" and store.meta()["summary"] == {"steps": 3}
+    line = f"interrupted: run saved in {store.path}; resume with: agenthub run --resume {store.path}"
+    assert line in err.splitlines()
+    if where == "async":  # SIGTERM inside asyncio.Runner.run is Ctrl-C there too: the task is cancelled, not
+        assert (tmp_path / "pending").read_text() == "0"  # left running while the pool closes
+
+
+def test_a_summary_that_fails_still_ends_the_run_record(tmp_path: Path) -> None:
+    store = new_store(tmp_path)
+
+    def broken() -> dict[str, int]:
+        raise ValueError("no steps yet")
+
+    with pytest.raises(KeyboardInterrupt), recorded_run(store, broken):
+        raise KeyboardInterrupt
+    meta = store.meta()
+    assert meta["status"] == "interrupted" and meta["summary"] == {"summary_error": "ValueError: no steps yet"}

@@ -4,7 +4,7 @@ Before a run: the framework's prerequisites and the launch checks, printed and, 
 refuse, raised (:func:`preflight`; in a dry run :func:`print_dry_run_checks`, as comments).
 During it: env servers started for the run when no ``url`` names running ones, here or, with
 ``backend=ray``, on a Ray cluster's nodes (:func:`env_servers`). At its end: the run store records
-how it ended, ``finished``, ``failed`` or ``interrupted`` (Ctrl-C), with the trainer's summary
+how it ended, ``finished``, ``failed`` or ``interrupted`` (Ctrl-C or SIGTERM), with the trainer's summary
 (:func:`recorded_run`).
 """
 
@@ -13,8 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from types import FrameType
 from typing import Any, TextIO
 
 from agenthub.config import RolloutBackendConfig, check_rollout_backend
@@ -75,16 +78,82 @@ class RunEnd:
         return code
 
 
+class RunTerminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a scheduler's stop) inside :func:`recorded_run`: handled as Ctrl-C is.
+
+    A KeyboardInterrupt, so that every ``except KeyboardInterrupt`` on the way (the framework's, the CLI's)
+    unwinds it as it would a Ctrl-C, with the env servers and the run store closed on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def resume_line(store: RunStore) -> str:
+    """The line printed when a run is interrupted: where it is and the command that continues it.
+
+    One line, the command last and unbroken, so that it can be copied whole."""
+    return f"interrupted: run saved in {store.path}; resume with: agenthub run --resume {store.path}"
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM is handled as Ctrl-C in the main thread for the body's length, or raises :class:`RunTerminated`
+    where Ctrl-C is ignored (elsewhere: nothing, as Python lets only the main thread set handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+        # Whoever handles Ctrl-C now handles this too: inside asyncio.Runner.run that cancels the running
+        # task (a KeyboardInterrupt raised into the event loop instead would leave its episodes running
+        # while the pool closes); elsewhere Python's handler raises KeyboardInterrupt.
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint):
+            on_sigint(signal.SIGINT, frame)
+            return
+        raise RunTerminated(signum)
+
+    previous = signal.signal(signal.SIGTERM, as_ctrl_c)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """While the run's end is written, a second Ctrl-C or SIGTERM waits: cut short, run.json would stay
+    ``running``. The signal is re-raised once the record is written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, _frame: pending.append(signum)) for s in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if pending:
+            raise RunTerminated(pending[0]) if pending[0] == signal.SIGTERM else KeyboardInterrupt()
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 @contextlib.contextmanager
 def recorded_run(
     store: RunStore, summary: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None
 ) -> Iterator[RunEnd]:
     """Run the body, then always finish ``store`` with its status and ``summary`` (a callable is
     called at the end, so it can sum up what the run did): ``finished``, ``failed`` when the body
-    raises or :meth:`RunEnd.exited` saw a non-zero code, ``interrupted`` on Ctrl-C (re-raised)."""
+    raises or :meth:`RunEnd.exited` saw a non-zero code, ``interrupted`` on Ctrl-C or SIGTERM
+    (re-raised as a KeyboardInterrupt, after :func:`resume_line` on stderr)."""
     end = RunEnd()
     try:
-        yield end
+        with _terminate_as_interrupt():
+            yield end
     except KeyboardInterrupt:
         end.status = "interrupted"
         raise
@@ -92,7 +161,23 @@ def recorded_run(
         end.status = "failed"
         raise
     finally:
-        store.finish(summary() if callable(summary) else summary, status=end.status)
+        with _signals_deferred():
+            store.finish(_summed(summary), status=end.status)
+            if end.status == "interrupted":
+                print(resume_line(store), file=sys.stderr, flush=True)
+
+
+def _summed(summary: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None) -> Mapping[str, Any] | None:
+    """The summary; a summary that fails (e.g. over half a run) is reported, not left to keep run.json
+    ``running``."""
+    if not callable(summary):
+        return summary
+    try:
+        return summary()
+    except Exception as exc:
+        problem = f"{type(exc).__name__}: {exc}"
+        print(f"warning: the run's summary failed ({problem}); run.json records that", file=sys.stderr)
+        return {"summary_error": problem}
 
 
 class ServerUrls(list[str]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from agenthub import ConfigError
@@ -10,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenthub_agent_hf.generator import HFGenerator, LogprobMode
 from agenthub_agent_hf.loading import DtypeName, LoadedModel, load_model
+from agenthub_agent_hf.trained import fill_in, taken_line
 
 
 class HFAgentSettings(BaseModel):
@@ -23,7 +25,9 @@ class HFAgentSettings(BaseModel):
     temperature: float = Field(default=1.0, ge=0, description="0 is greedy decoding")
     top_p: float = Field(default=1.0, gt=0, le=1)
     top_k: int = Field(default=0, ge=0, description="0 is off")
-    max_tokens: int = Field(default=256, ge=1, description="most tokens per model turn")
+    max_tokens: int = Field(
+        default=256, ge=1, description="most tokens per model turn; default: as trained (agenthub.json), else 256"
+    )
     max_context: int | None = Field(
         default=None, ge=2, description="most tokens per episode, prompt included; default: the model's maximum"
     )
@@ -42,7 +46,10 @@ class HFAgentSettings(BaseModel):
 class HFPolicy(TokenPolicy):
     """A :class:`~agenthub.rollout.policy.TokenPolicy` whose engine is an :class:`HFGenerator`."""
 
-    def __init__(self, loaded: LoadedModel, settings: HFAgentSettings) -> None:
+    def __init__(
+        self, loaded: LoadedModel, settings: HFAgentSettings, *, trained: dict[str, Any] | None = None
+    ) -> None:
+        """``trained``: the settings taken from the model directory's ``agenthub.json`` (for ``describe``)."""
         max_context = settings.max_context or loaded.max_positions or 4096
         if loaded.max_positions is not None and max_context > loaded.max_positions:
             raise ConfigError(
@@ -63,6 +70,7 @@ class HFPolicy(TokenPolicy):
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else stop[0]
         self.loaded = loaded
         self.settings = settings
+        self.trained = dict(trained or {})
         self.generator = HFGenerator(
             loaded.model,
             stop_token_ids=stop,
@@ -95,11 +103,14 @@ class HFPolicy(TokenPolicy):
             "logprobs": self.settings.logprobs,
             "max_batch": self.settings.max_batch,
             "seed": self.settings.seed,
+            "as_trained": self.trained,
         }
 
 
 def hf_agent(**settings: Any) -> HFPolicy:
-    """Build the ``hf`` agent from ``agent.KEY=VALUE`` settings (see :class:`HFAgentSettings`)."""
+    """Build the ``hf`` agent from ``agent.KEY=VALUE`` settings (see :class:`HFAgentSettings`); those not
+    given are taken from the model directory's ``agenthub.json`` when it has them (:mod:`.trained`)."""
+    settings, taken = fill_in(settings)
     try:
         parsed = HFAgentSettings(**settings)
     except ValidationError as exc:
@@ -111,4 +122,6 @@ def hf_agent(**settings: Any) -> HFPolicy:
         import torch
 
         torch.set_num_threads(parsed.threads)
-    return HFPolicy(load_model(parsed.model, device=parsed.device, dtype=parsed.dtype), parsed)
+    if taken:
+        print(taken_line(parsed.model, taken), file=sys.stderr, flush=True)
+    return HFPolicy(load_model(parsed.model, device=parsed.device, dtype=parsed.dtype), parsed, trained=taken)

@@ -31,8 +31,8 @@ from agenthub.training import Seating, open_env_pool, recorded_run, seating
 from agenthub_trainer_trl.checkpoints import WINDOW, CheckpointCallback, best_step, write_model_settings
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.generate import ModelGenerator, VLLMGenerator
-from agenthub_trainer_trl.kl import StartKL
 from agenthub_trainer_trl.heldout import score_test_split, summary_line
+from agenthub_trainer_trl.kl import StartKL
 from agenthub_trainer_trl.metrics import CURVE_FILE, MetricsCallback, curve_points, env_reward, plot_learning_curve
 from agenthub_trainer_trl.rollout import HubRollout, task_prompt
 from agenthub_trainer_trl.runs import (

@@ -58,4 +58,5 @@ def summary_line(test: dict[str, Any]) -> str:
         return f"test split: not scored: {test['skipped']}"
     success = "n/a" if test["success"] is None else f"{test['success']:.2f}"
     failed = f", {test['infra_failures']} infra failures not counted" if test["infra_failures"] else ""
-    return f"test split: success {success} over {test['episodes']} episodes (the final model, sampled as in training{failed})"
+    how = f"final model, sampled as in training{failed}"
+    return f"test split: success {success} over {test['episodes']} episodes ({how})"

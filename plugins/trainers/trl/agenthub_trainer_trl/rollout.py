@@ -162,7 +162,8 @@ class HubRollout:
         )
         self.executor: Executor | None = None
         self.history: list[StepStats] = []
-        self.warnings = StepWarnings()
+        # a random model starts out mostly truncated on trail and grows out of it: said only once it persists
+        self.warnings = StepWarnings(patience=5)
         self._calls = 0
 
     def executor_for(self, trainer: Any) -> Executor:

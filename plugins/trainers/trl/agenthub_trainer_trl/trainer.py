@@ -30,8 +30,12 @@ def plan(config: TrlConfig) -> str:
     return (
         f"GRPO of {model} on env {config.env!r} (split {config.split}{seats}): {config.steps} steps of "
         f"{config.tasks_per_step} tasks x {config.num_generations} episodes, {horizon}, "
-        f"{'vLLM' if config.use_vllm else 'transformers'} generation; run directory: {where}"
+        f"{'vLLM' if config.use_vllm else 'transformers'} generation{_scored(config)}; run directory: {where}"
     )
+
+
+def _scored(config: TrlConfig) -> str:
+    return f", then the model scored on {config.test_episodes} test-split tasks" if config.test_episodes else ""
 
 
 def framework_settings(config: TrlConfig) -> dict[str, Any]:

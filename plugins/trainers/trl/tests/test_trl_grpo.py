@@ -19,7 +19,14 @@ from agenthub.testing import run_cli as main
 from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.grpo import run_grpo
 
-SMALL = {"tasks_per_step": 2, "num_generations": 2, "max_tokens": 4, "concurrency": 8, "learning_rate": 1e-2}
+SMALL = {
+    "tasks_per_step": 2,
+    "num_generations": 2,
+    "max_tokens": 4,
+    "concurrency": 8,
+    "learning_rate": 1e-2,
+    "test_episodes": 4,
+}
 
 
 class LossInputs:

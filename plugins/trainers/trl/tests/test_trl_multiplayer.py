@@ -21,7 +21,14 @@ from agenthub_trainer_trl.config import TrlConfig
 from agenthub_trainer_trl.grpo import run_grpo
 from agenthub_trainer_trl.rollout import HubRollout, request_key, task_prompt
 
-SMALL = {"tasks_per_step": 2, "num_generations": 2, "max_tokens": 1, "max_context": 4096, "concurrency": 8}
+SMALL = {
+    "tasks_per_step": 2,
+    "num_generations": 2,
+    "max_tokens": 1,
+    "max_context": 4096,
+    "concurrency": 8,
+    "test_episodes": 2,
+}
 
 
 class Rewards:
