@@ -39,7 +39,8 @@ def test_readme_commands_are_the_ones_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     test_command = "pip install -r requirements-dev.txt && python -m pytest"
     assert test_command in readme and test_command in ci
-    main_job = "pip install torch==2.13.0 -e . -e plugins/trainers/trl && agenthub run trainer=trl env=trail"
+    install = "pip install torch==2.13.0 -e . -e plugins/trainers/trl -e plugins/agents/hf"
+    main_job = f"{install} && agenthub run trainer=trl env=trail"
     assert main_job in readme
 
 
