@@ -154,3 +154,26 @@ def test_agent_typos_are_answered_with_a_suggestion_oracle_included(tmp_path: Pa
     assert typo.returncode == 2
     assert "unknown agent 'orcale'; did you mean 'oracle'? installed agents: oracle, " in typo.stderr
     assert "?;" not in typo.stderr
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_stopped_eval_is_recorded_as_interrupted_with_its_resume_line(tmp_path: Path, signal_name: str) -> None:
+    """``kill`` (a scheduler's stop) ends an eval as Ctrl-C does: run.json says interrupted, and the
+    resume line is printed; before, SIGTERM left run.json saying running."""
+    import signal
+    import time
+
+    command = [sys.executable, "-m", "agenthub", "eval", "env=guess", "agent=random", "n=10", "k=5000"]
+    command += ["concurrency=1", "progress=false", f"runs_dir={tmp_path}", "run_id=stopped"]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    trajectories = tmp_path / "stopped" / "trajectories.jsonl"
+    deadline = time.monotonic() + 120
+    while not (trajectories.exists() and trajectories.stat().st_size > 0):
+        assert child.poll() is None and time.monotonic() < deadline, child.communicate()
+        time.sleep(0.1)
+    child.send_signal(getattr(signal, signal_name))
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode != 0
+    run = json.loads((tmp_path / "stopped" / "run.json").read_text())
+    assert run["status"] == "interrupted"
+    assert f"resume with: agenthub eval --resume {tmp_path / 'stopped'}" in stderr

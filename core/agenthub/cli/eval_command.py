@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ from agenthub.rollout.executor import Executor, episode_requests
 from agenthub.rollout.pool import EnvPool
 from agenthub.rollout.store import RunStore
 from agenthub.specs import EnvSpec
+from agenthub.training.lifecycle import terminate_as_interrupt
 from agenthub.training.resumption import check_resumable, reopen
 from agenthub.training.seating import seating
 from agenthub.types import EnvInfo, Task, TaskId, TaskList
@@ -132,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
     agent = agent_spec.make(**config.agent_kwargs) if config.backend == "local" else None
     opponents, players, opponents_by_name = _opponents(config, spec)
     resume = Path(args.resume) if args.resume else None
-    report, run_dir = asyncio.run(_evaluate(config, agent, agent_name, resume, opponents, opponents_by_name))
+    with terminate_as_interrupt():  # `kill` ends an eval as Ctrl-C does: run.json says interrupted
+        report, run_dir = asyncio.run(_evaluate(config, agent, agent_name, resume, opponents, opponents_by_name))
     _print_report(report, config, agent_name, run_dir, players)
     return 0 if report.scored else 1
 
@@ -288,8 +291,15 @@ async def _evaluate(
                 progress=config.progress,
                 on_trajectory=EnvErrorEcho(),
             )
-        except BaseException:
+        except (KeyboardInterrupt, asyncio.CancelledError):
             store.finish(status="interrupted")
+            print(
+                f"interrupted: run saved in {store.path}; resume with: agenthub eval --resume {store.path}",
+                file=sys.stderr,
+            )
+            raise
+        except BaseException:
+            store.finish(status="failed")
             raise
         finally:
             for player in {id(a): a for a in [agent, *(opponents or {}).values()]}.values():

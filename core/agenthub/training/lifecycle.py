@@ -97,7 +97,7 @@ def resume_line(store: RunStore) -> str:
 
 
 @contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
+def terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM is handled as Ctrl-C in the main thread for the body's length, or raises :class:`RunTerminated`
     where Ctrl-C is ignored (elsewhere: nothing, as Python lets only the main thread set handlers)."""
     if threading.current_thread() is not threading.main_thread():
@@ -152,7 +152,7 @@ def recorded_run(
     (re-raised as a KeyboardInterrupt, after :func:`resume_line` on stderr)."""
     end = RunEnd()
     try:
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             yield end
     except KeyboardInterrupt:
         end.status = "interrupted"
