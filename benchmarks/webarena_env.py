@@ -271,12 +271,12 @@ def main() -> int:
             session = bench.create(i)
             resets.append(time.perf_counter() - t0)
             sid = session["session_id"]
-            for action in ("scroll [down]", "scroll [up]"):
+            for action in ("```scroll [down]```", "```scroll [up]```"):  # fenced, as the env expects by default
                 t0 = time.perf_counter()
                 bench.step(sid, action)
                 scrolls.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            bench.step(sid, f"click [{link_id(session['observation'])}]")
+            bench.step(sid, f"```click [{link_id(session['observation'])}]```")
             clicks.append(time.perf_counter() - t0)
             bench.close(sid)
         result["latency"] = {"reset": summary(resets), "step_scroll": summary(scrolls), "step_click": summary(clicks)}
@@ -303,7 +303,7 @@ def main() -> int:
                 times = []
                 for j in range(steps):
                     t0 = time.perf_counter()
-                    bench.step(sid, "scroll [down]" if j % 2 == 0 else "scroll [up]")
+                    bench.step(sid, "```scroll [down]```" if j % 2 == 0 else "```scroll [up]```")
                     times.append(time.perf_counter() - t0)
                 return times
 

@@ -10,10 +10,11 @@ Actions name elements by the ids shown in the accessibility tree::
 
 As in WebArena's prompts, a reply wraps the action in triple backticks after its
 reasoning ("... In summary, the next action I will perform is ```click [12]```");
-the *first* fenced block is taken, as WebArena's prompt constructor takes it. A
-reply with no fenced block is read whole (WebArena refuses it; see the README's
-"Differs from the reference"). A reply that is no action raises
-:class:`ActionParseError` with a message the env shows the model.
+the *first* fenced block is taken, as WebArena's prompt constructor takes it, and a
+reply with no fenced block is a parse failure, as in WebArena. With ``bare=True``
+(the env's ``bare_actions`` option, off by default) such a reply is read whole as
+the action instead. A reply that is no action raises :class:`ActionParseError`
+with a message the env shows the model.
 
 WebArena matches its regular expressions (``click ?\\[(\\d+)\\]``,
 ``type ?\\[(\\d+)\\] ?\\[(.+)\\] ?\\[(\\d+)\\]``, ...) with ``re.search``; those
@@ -96,14 +97,27 @@ class BrowserAction:
     enter: bool = False  # type: press Enter after the text
 
 
-def extract_action(reply: str) -> str:
-    """The action in a reply: its first ```fenced``` block (WebArena's ``_extract_action``), else the reply."""
+def fenced(action: str) -> str:
+    """``action`` between two :data:`FENCE` marks, the form WebArena's prompt asks a reply to hold its action in."""
+    return f"{FENCE}{action}{FENCE}"
+
+
+def extract_action(reply: str, *, bare: bool = False) -> str:
+    """The action in a reply: its first ```fenced``` block (WebArena's ``_extract_action``).
+
+    A reply with no fenced block raises :class:`ActionParseError`, as WebArena's does; ``bare=True`` reads it whole.
+    """
     start = reply.find(FENCE)
     if start >= 0:
         end = reply.find(FENCE, start + len(FENCE))
         if end >= 0:
             return reply[start + len(FENCE) : end].strip()
-    return reply.strip()
+    if bare:
+        return reply.strip()
+    raise ActionParseError(
+        f"the reply has no action in a pair of {FENCE}: end it with the action in triple backticks, e.g. "
+        f'"In summary, the next action I will perform is {FENCE}click [1234]{FENCE}"; actions: {ACTION_HELP}'
+    )
 
 
 def map_keys(key_comb: str) -> str:
@@ -119,18 +133,23 @@ def playwright_key(key_comb: str, platform: str) -> str:
 
 
 def parse_action(
-    reply: str, *, max_chars: int = MAX_ACTION_CHARS, rewrite: Callable[[str], str] | None = None
+    reply: str,
+    *,
+    max_chars: int = MAX_ACTION_CHARS,
+    rewrite: Callable[[str], str] | None = None,
+    bare: bool = False,
 ) -> BrowserAction:
     """Parse one reply the way WebArena does (see the module docstring); linear in ``len(reply)``.
 
-    ``rewrite`` maps the extracted action first, as WebArena's ``map_url_to_local`` does.
+    ``rewrite`` maps the extracted action first, as WebArena's ``map_url_to_local`` does. ``bare``: a reply
+    with no fenced block is read whole as the action (WebArena: a parse failure).
     """
     if len(reply) > max_chars:
         raise ActionParseError(
             f"the reply is {len(reply)} characters, more than the {max_chars} an action may have; "
             f"write one short action: {ACTION_HELP}"
         )
-    action = extract_action(reply)
+    action = extract_action(reply, bare=bare)
     return parse_action_str(rewrite(action) if rewrite else action)
 
 

@@ -12,6 +12,11 @@ lists the reasons in ``info["not_evaluated"]`` and pays 0; the hub records that
 episode as ``env_error`` (neither won nor lost: not counted, not trained on).
 WebArena's early stops (the step limit, repeated or unparsable actions; :mod:`.history`) end the episode
 scored likewise, with the answer ``Early stop: <reason>``, as its run.py scores them.
+
+By default the env is WebArena's: a reply must hold its action in a ``` fenced block (else it is a parse
+failure), and the URL line shows WebArena's real-world host names (``http://onestopmarket.com/...``),
+mapped back in actions. ``bare_actions=True`` reads a reply with no fenced block whole; ``real_urls=False``
+shows the deployment's URLs.
 """
 
 from __future__ import annotations
@@ -205,7 +210,10 @@ class WebArenaEnv:
         parsing_failure, repeating_action: run.py's early-stop thresholds (3 and 3); the episode then ends
             and is scored with the answer "Early stop: ...", as run.py scores it (the step limit too).
         real_urls: show the page URL with WebArena's real-world host names and map them back in actions
-            (its URL_MAPPINGS), as WebArena's prompt constructor does.
+            (its URL_MAPPINGS), as WebArena's prompt constructor does (default); False shows the
+            deployment's URLs. Only sites with a WebArena name are mapped (the built-in shop is ``shopping``).
+        bare_actions: read a reply with no ``` fenced block whole as the action; off by default, where such
+            a reply is a parse failure, as in WebArena (it counts toward the ``parsing_failure`` early stop).
     """
 
     def __init__(
@@ -223,7 +231,8 @@ class WebArenaEnv:
         host: BrowserHost | None = None,
         parsing_failure: int = PARSING_FAILURE_TH,
         repeating_action: int = REPEATING_ACTION_TH,
-        real_urls: bool = False,
+        real_urls: bool = True,
+        bare_actions: bool = False,
     ) -> None:
         if max_obs_chars < 200:
             raise ValueError(f"max_obs_chars must be at least 200, got {max_obs_chars}")
@@ -249,6 +258,7 @@ class WebArenaEnv:
         self._done = False
         self._notes: list[str] = []
         self.parsing_failure, self.repeating_action, self.real_urls = parsing_failure, repeating_action, real_urls
+        self.bare_actions = bare_actions
         self._actions: list[BrowserAction | None] = []  # this episode's, None for a reply that did not parse
         self._tree = ""  # the last observation's accessibility tree, for PREVIOUS ACTION's element description
         self._mapper = UrlMapper({})
@@ -291,7 +301,7 @@ class WebArenaEnv:
         text = action if isinstance(action, str) else json.dumps(action)
         error = ""
         try:
-            parsed = parse_action(text, rewrite=self._mapper.to_local)
+            parsed = parse_action(text, rewrite=self._mapper.to_local, bare=self.bare_actions)
         except ActionParseError as exc:
             parsed, error = None, str(exc)
         if parsed is not None and parsed.kind == "stop":

@@ -9,7 +9,10 @@ the tree. So a task the oracle wins is one a model could win from the same obser
 
 Its opening page is the task's ``start_url``, the site's root (``__SHOPPING__``), so the site's address
 comes from the first observation: the oracle plays a site wherever it is served (the built-in shop, or a
-site named by ``env_kwargs.sites``).
+site named by ``env_kwargs.sites``), under the name the URL line gives it: WebArena's real-world
+``http://onestopmarket.com`` by default (the env maps its ``goto`` back), the deployment's URL with
+``real_urls=false``. Each action is written as WebArena's prompt asks, in a ``` fenced block after "In
+summary, the next action I will perform is", so it needs no ``bare_actions``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from agenthub import AgenthubError, AgentReply, EnvInfo, Observation, Task
 
+from agenthub_env_webarena.actions import fenced
 from agenthub_env_webarena.task_config import WebArenaTask
 
 Step = Callable[[str], str]
@@ -157,7 +161,8 @@ class WebArenaOracleEpisode:
             raise AgenthubError("the webarena oracle's plan is spent but the episode goes on; this is a bug in it")
         action = self._steps[self._next](tree)
         self._next += 1
-        return AgentReply(action=action, text=f"```{action}```")
+        reply = f"In summary, the next action I will perform is {fenced(action)}"  # WebArena's answer phrase
+        return AgentReply(action=reply, text=reply)
 
 
 class WebArenaOracle:

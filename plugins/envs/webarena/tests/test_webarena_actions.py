@@ -6,7 +6,12 @@ import time
 
 import pytest
 
-from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse_action, playwright_key
+from agenthub_env_webarena.actions import FENCE, ActionParseError, BrowserAction, parse_action, playwright_key
+
+
+def fenced(reply: str) -> str:
+    """The reply as WebArena's prompt asks for it: the action in a ``` block (unless it already holds one)."""
+    return reply if FENCE in reply else f"{FENCE}{reply}{FENCE}"
 
 
 @pytest.mark.parametrize(
@@ -42,7 +47,17 @@ from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse
     ],
 )
 def test_every_action_of_the_space_parses(reply: str, action: BrowserAction) -> None:
-    assert parse_action(reply) == action
+    assert parse_action(fenced(reply)) == action
+    assert parse_action(reply, bare=True) == action  # bare_actions: a reply with no block is read whole
+
+
+def test_a_reply_with_no_fenced_block_is_a_parse_failure_unless_bare() -> None:
+    for reply in ("click [1]", "I will click [1]", "a ``` b", "stop [done]"):
+        with pytest.raises(ActionParseError, match="no action in a pair of ```: end it with the action"):
+            parse_action(reply)
+    assert parse_action("click [1]", bare=True) == BrowserAction("click", element_id=1)
+    with pytest.raises(ActionParseError, match="is not an action"):  # bare: the whole reply is the action string
+        parse_action("I will click [1]", bare=True)
 
 
 @pytest.mark.parametrize(
@@ -62,7 +77,7 @@ def test_every_action_of_the_space_parses(reply: str, action: BrowserAction) -> 
 )
 def test_a_reply_that_is_no_action_is_answered_in_words(reply: str, message: str) -> None:
     with pytest.raises(ActionParseError, match=message):
-        parse_action(reply)
+        parse_action(fenced(reply))
 
 
 def test_meta_is_pressed_as_control_off_a_mac() -> None:
@@ -73,5 +88,5 @@ def test_meta_is_pressed_as_control_off_a_mac() -> None:
 def test_the_hostile_shape_of_issue_27_is_refused_fast() -> None:
     start = time.perf_counter()
     with pytest.raises(ActionParseError):
-        parse_action("type [1] [" * 4000 + "[1]", max_chars=10**6)  # 40 KB: ~10 s in WebArena's regex
+        parse_action("type [1] [" * 4000 + "[1]", max_chars=10**6, bare=True)  # 40 KB: ~10 s in WebArena's regex
     assert time.perf_counter() - start < 0.5

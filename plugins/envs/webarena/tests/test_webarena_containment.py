@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agenthub_env_webarena.actions import fenced
 from agenthub_env_webarena.containment import SitePolicy, canonical_host, site_of
 from agenthub_env_webarena.env import TASKS_ENV_VAR
 
@@ -172,7 +173,7 @@ def shop_env(chromium: None) -> Iterator[Any]:
 
 
 def step(env: Any, action: str) -> tuple[str, dict[str, Any]]:
-    observation, reward, terminated, truncated, info = env.step(action)
+    observation, reward, terminated, truncated, info = env.step(fenced(action))
     assert (reward, terminated, truncated) == (0.0, False, False), observation
     return observation, info
 
@@ -403,7 +404,7 @@ def test_deleting_the_own_shop_session_fails_and_the_episode_still_counts(shop_e
     for url in (f"{root}/_health", f"{root}/s/{'0' * 32}/", f"{site}/../{'0' * 32}/cart", f"{root}/_sessions/{token}"):
         observation, _ = step(shop_env, f"goto [{url}]")
         assert "was refused: it is not one of the task's sites" in observation, (url, observation)
-    _, reward, terminated, truncated, info = shop_env.step("stop [done]")
+    _, reward, terminated, truncated, info = shop_env.step(fenced("stop [done]"))
     assert (reward, terminated, truncated, info["won"]) == (0.0, True, False, False), info
     assert "not_evaluated" not in info
 
@@ -413,7 +414,7 @@ def test_a_shop_session_gone_before_scoring_is_a_counted_failure_not_an_env_erro
 
     _, info = shop_env.reset(task_id=_task(shop_env, "program_html", "place_order"))
     close_session_site(shop_env._shop_site)  # as if the page had deleted it: the shop is up, the session gone
-    _, reward, terminated, _, info = shop_env.step("stop [done]")
+    _, reward, terminated, _, info = shop_env.step(fenced("stop [done]"))
     assert (reward, terminated, info["won"]) == (0.0, True, False)
     assert info["checks"][0]["type"] == "agent_error" and "shop session was gone" in info["checks"][0]["reason"]
     shop_env._shop_site = None  # closed above: the next reset opens a new one

@@ -22,6 +22,7 @@ from agenthub import AgentReply, LocalServer
 from agenthub.testing import check_env
 
 from agenthub_env_webarena.accessibility import IdMap, clean, render, truncate
+from agenthub_env_webarena.actions import fenced
 from agenthub_env_webarena.env import TASKS_ENV_VAR
 
 PAGES = {
@@ -107,6 +108,10 @@ TASKS: list[dict[str, Any]] = [
 ]
 
 
+REAL_SHOP = "http://onestopmarket.com"
+"""The test site is the tasks' ``shopping``: with ``real_urls`` (on by default) its URL line shows WebArena's name."""
+
+
 def write_site(root: Path) -> None:
     for name, text in PAGES.items():
         (root / name).write_text(text, encoding="utf-8")
@@ -155,7 +160,7 @@ def test_the_first_observation_is_webarena_s_format(env: Any, shop: str) -> None
     assert re.search(r"^\t+\[\d+\] link 'Products'$", observation, re.MULTILINE)
     assert re.search(r"^\t+\[\d+\] textbox 'Search'", observation, re.MULTILINE)
     assert observation.endswith(
-        f"URL: {shop}/index.html\nOBJECTIVE: What is the price of the Red Kettle?\nPREVIOUS ACTION: None"
+        f"URL: {REAL_SHOP}/index.html\nOBJECTIVE: What is the price of the Red Kettle?\nPREVIOUS ACTION: None"
     )
     assert info["task_id"] == 1 and info["url"] == f"{shop}/index.html"
     again, _ = env.reset(task_id=1)
@@ -164,70 +169,70 @@ def test_the_first_observation_is_webarena_s_format(env: Any, shop: str) -> None
 
 def test_a_string_match_episode_through_tree_ids(env: Any) -> None:
     observation, _ = env.reset(task_id=1)
-    observation, reward, terminated, _, info = env.step(f"click [{element(observation, 'link', 'Products')}]")
+    observation, reward, terminated, _, info = env.step(fenced(f"click [{element(observation, 'link', 'Products')}]"))
     assert not terminated and "URL: " in observation and "/products.html" in observation
     kettle = element(observation, "link", "Red Kettle")
     observation, *_ = env.step(f"Let me look. In summary, the next action I will perform is ```click [{kettle}]```")
     assert "heading 'Red Kettle'" in observation and "Price: $30" in observation
-    _, reward, terminated, truncated, info = env.step("stop [$30]")
+    _, reward, terminated, truncated, info = env.step(fenced("stop [$30]"))
     assert (reward, terminated, truncated, info["won"], info["score"]) == (1.0, True, False, True, 1.0)
     env.reset(task_id=1)
-    assert env.step("stop [12]")[1:3] == (0.0, True)
+    assert env.step(fenced("stop [12]"))[1:3] == (0.0, True)
 
 
 def test_url_match_and_typing_with_enter(env: Any, shop: str) -> None:
     observation, _ = env.reset(task_id=2)
-    observation, *_ = env.step(f"type [{element(observation, 'textbox', 'Search')}] [mug] [1]")
-    assert f"URL: {shop}/products.html?q=mug" in observation and "Results for mug" in observation
-    observation, *_ = env.step(f"click [{element(observation, 'link', 'Blue Mug')}]")
-    _, reward, _, _, info = env.step("stop")
+    observation, *_ = env.step(fenced(f"type [{element(observation, 'textbox', 'Search')}] [mug] [1]"))
+    assert f"URL: {REAL_SHOP}/products.html?q=mug" in observation and "Results for mug" in observation
+    observation, *_ = env.step(fenced(f"click [{element(observation, 'link', 'Blue Mug')}]"))
+    _, reward, _, _, info = env.step(fenced("stop"))
     assert reward == 1.0 and info["won"] is True
 
 
 def test_program_html_checks_the_state_the_actions_left(env: Any) -> None:
     observation, _ = env.reset(task_id=3)
-    observation, *_ = env.step(f"click [{element(observation, 'link', 'Products')}]")
-    observation, *_ = env.step(f"click [{element(observation, 'button', 'Add Blue Mug to cart')}]")
+    observation, *_ = env.step(fenced(f"click [{element(observation, 'link', 'Products')}]"))
+    observation, *_ = env.step(fenced(f"click [{element(observation, 'button', 'Add Blue Mug to cart')}]"))
     assert "Cart: Blue Mug;" in observation
-    assert env.step("stop")[1] == 1.0
+    assert env.step(fenced("stop"))[1] == 1.0
     # A fresh context per reset: the cart of the last episode is gone.
     observation, _ = env.reset(task_id=3)
-    observation, *_ = env.step(f"click [{element(observation, 'link', 'Products')}]")
-    observation, *_ = env.step(f"click [{element(observation, 'button', 'Add Red Kettle to cart')}]")
-    _, reward, _, _, info = env.step("stop")
+    observation, *_ = env.step(fenced(f"click [{element(observation, 'link', 'Products')}]"))
+    observation, *_ = env.step(fenced(f"click [{element(observation, 'button', 'Add Red Kettle to cart')}]"))
+    _, reward, _, _, info = env.step(fenced("stop"))
     assert reward == 0.0 and info["won"] is False
 
 
 def test_fuzzy_match_without_a_judge_is_not_evaluated(env: Any) -> None:
     _, info = env.reset(task_id=4)
     assert "starts logged out" in info["notes"][0]  # WebArena's .auth file is absent here
-    text, reward, terminated, _, info = env.step("stop [ask at the counter]")
+    text, reward, terminated, _, info = env.step(fenced("stop [ask at the counter]"))
     assert terminated and reward == 0.0 and "won" not in info and info["score"] is None
     assert "needs an LLM judge" in info["not_evaluated"][0] and "could not be evaluated" in text
 
 
 def test_tabs_history_hover_scroll_press_and_goto(env: Any, shop: str) -> None:
     observation, _ = env.reset(task_id=1)
-    observation, *_ = env.step(f"click [{element(observation, 'link', 'Help in a new tab')}]")
-    assert "Tab 0: Test Shop | Tab 1 (current): Help" in observation and f"URL: {shop}/help.html" in observation
-    observation, *_ = env.step("tab_focus [0]")
+    observation, *_ = env.step(fenced(f"click [{element(observation, 'link', 'Help in a new tab')}]"))
+    assert "Tab 0: Test Shop | Tab 1 (current): Help" in observation and f"URL: {REAL_SHOP}/help.html" in observation
+    observation, *_ = env.step(fenced("tab_focus [0]"))
     assert "Tab 0 (current): Test Shop | Tab 1: Help" in observation
-    observation, *_ = env.step("close_tab")
+    observation, *_ = env.step(fenced("close_tab"))
     assert observation.startswith("OBSERVATION:\nTab 0 (current): Help\n")
-    observation, *_ = env.step("new_tab")
+    observation, *_ = env.step(fenced("new_tab"))
     assert "Tab 1 (current): " in observation and "URL: about:blank" in observation
-    observation, *_ = env.step(f"goto [{shop}/products.html]")
-    assert f"URL: {shop}/products.html" in observation
-    observation, *_ = env.step(f"hover [{element(observation, 'link', 'Blue Mug')}]")
+    observation, *_ = env.step(fenced(f"goto [{shop}/products.html]"))
+    assert f"URL: {REAL_SHOP}/products.html" in observation
+    observation, *_ = env.step(fenced(f"hover [{element(observation, 'link', 'Blue Mug')}]"))
     assert "THE PREVIOUS ACTION FAILED" not in observation
     for action in ("scroll [down]", "scroll [up]", "press [Control+a]"):
-        observation, _, _, _, info = env.step(action)
+        observation, _, _, _, info = env.step(fenced(action))
         assert "invalid_action" not in info, info
-    observation, *_ = env.step(f"click [{element(observation, 'link', 'Red Kettle')}]")
-    observation, *_ = env.step("go_back")
-    assert f"URL: {shop}/products.html" in observation
-    observation, *_ = env.step("go_forward")
-    assert f"URL: {shop}/item-red-kettle.html" in observation
+    observation, *_ = env.step(fenced(f"click [{element(observation, 'link', 'Red Kettle')}]"))
+    observation, *_ = env.step(fenced("go_back"))
+    assert f"URL: {REAL_SHOP}/products.html" in observation
+    observation, *_ = env.step(fenced("go_forward"))
+    assert f"URL: {REAL_SHOP}/item-red-kettle.html" in observation
 
 
 @pytest.mark.parametrize(
@@ -243,7 +248,7 @@ def test_tabs_history_hover_scroll_press_and_goto(env: Any, shop: str) -> None:
 )
 def test_bad_actions_are_answered_in_words(env: Any, action: str, says: str) -> None:
     env.reset(task_id=1)
-    observation, reward, terminated, truncated, info = env.step(action)
+    observation, reward, terminated, truncated, info = env.step(fenced(action))
     assert says in observation and says in info["error"] and info["invalid_action"] is True
     assert (reward, terminated, truncated) == (0.0, False, False)
 
@@ -254,8 +259,8 @@ def test_the_step_limit_truncates(chromium: None, shop: str, tasks_dir: Path) ->
     env = WebArenaEnv(tasks=str(tasks_dir), sites={"shopping": shop}, max_steps=2)
     try:
         env.reset(task_id=1)
-        assert env.step("scroll [down]")[2:4] == (False, False)
-        observation, _, terminated, truncated, _ = env.step("scroll [down]")
+        assert env.step(fenced("scroll [down]"))[2:4] == (False, False)
+        observation, _, terminated, truncated, _ = env.step(fenced("scroll [down]"))
         assert (terminated, truncated) == (False, True) and "step limit (2)" in observation
     finally:
         env.close()
@@ -296,8 +301,8 @@ def test_built_in_tasks_run_on_a_shop_site_of_their_own(chromium: None, monkeypa
         _, other = second.reset(task_id=task.task_id)
         assert re.search(r"/s/\w+", info["url"]) and info["url"] != other["url"]  # a site per session
         target = task.eval["reference_url"].replace("__SHOPPING__", info["url"].rstrip("/"))
-        first.step(f"goto [{target}]")
-        assert first.step("stop")[1] == 1.0
+        first.step(fenced(f"goto [{target}]"))
+        assert first.step(fenced("stop"))[1] == 1.0
     finally:
         first.close()
         second.close()
@@ -436,7 +441,8 @@ def create(http: httpx.Client, task_id: int) -> dict[str, Any]:
 
 
 def step(http: httpx.Client, session: str, action: str) -> httpx.Response:
-    return http.post(f"/v1/sessions/{session}/step", json={"action": action})
+    """One reply, the action fenced as WebArena's prompt asks (the env's default)."""
+    return http.post(f"/v1/sessions/{session}/step", json={"action": fenced(action)})
 
 
 def test_info_and_splits_come_from_the_task_folder(http: httpx.Client) -> None:
@@ -483,7 +489,7 @@ class Says:
         return self
 
     async def act(self, observation: Any) -> AgentReply:
-        return AgentReply(action=self.left.pop(0))
+        return AgentReply(action=fenced(self.left.pop(0)))
 
 
 def test_an_episode_with_no_judge_for_fuzzy_match_is_neither_won_nor_lost(server: LocalServer) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from agenthub import AgenthubError, EnvClient, EnvInfo, LocalServer, Observation, Outcome, Task, play_episode
 
+from agenthub_env_webarena.actions import extract_action
 from agenthub_env_webarena.oracle import READERS, WebArenaOracle, element_id
 from agenthub_env_webarena.shop.tasks import tasks_dir
 from agenthub_env_webarena.task_config import WebArenaTask, load_tasks
@@ -65,8 +66,14 @@ async def test_the_oracle_wins_a_sample_of_each_split_through_the_service(served
     for task, trajectory in zip(chosen, played, strict=True):
         assert trajectory.outcome == Outcome.SUCCESS, (task.task_id, task.intent, trajectory.error)
         assert trajectory.reward == 1.0
-        # Every action is one of WebArena's, aimed by the tree's ids (or a goto of the block's page).
-        assert all(str(t.action).split(" [")[0] in ("goto", "type", "click", "stop") for t in trajectory.turns)
+        # Every action is one of WebArena's in a fenced block (the env's default), aimed by the tree's ids (or a
+        # goto of the block's page).
+        actions = [extract_action(str(t.action)) for t in trajectory.turns]
+        assert all(a.split(" [")[0] in ("goto", "type", "click", "stop") for a in actions), actions
+        # real_urls is on by default: the built-in shop is WebArena's `shopping`, so its pages are shown (and
+        # the oracle's goto is written) under WebArena's real-world name, mapped back by the env.
+        assert "URL: http://onestopmarket.com\n" in trajectory.first_observation  # the start_url, the root
+        assert any(a.startswith("goto [http://onestopmarket.com/") for a in actions), actions
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +104,9 @@ async def test_the_task_files_run_unchanged_on_a_site_named_by_the_sites_mapping
             task = chosen[kind]
             trajectory = await play_episode(client, WebArenaOracle(), Task(env="webarena", task_id=task.task_id))
             assert trajectory.outcome == Outcome.SUCCESS, (task.task_id, trajectory.error)
-            assert f"URL: {site}" in trajectory.first_observation  # __SHOPPING__ became the mapped site
+            # __SHOPPING__ became the mapped site, shown under WebArena's real-world name (real_urls' default)
+            assert "URL: http://onestopmarket.com\n" in trajectory.first_observation  # the start_url, the root
+            assert site not in trajectory.first_observation
     # The cart task's actions landed on that site: its own cart holds the product.
     product = chosen["add_to_cart"].raw["instantiation_dict"]["product"]
     assert product in shop_helpers(site)["shopping_get_cart_contents"]()
@@ -140,6 +149,7 @@ async def test_the_oracle_refuses_other_envs_unknown_tasks_and_stops_on_a_failed
     task = next(t for t in load_tasks(tasks_dir("test")) if t.raw["oracle"]["kind"] == "add_to_cart")
     episode = oracle.start_episode(Task(env="webarena", task_id=task.task_id), INFO)
     first: Any = await episode.act(Observation(text="[1] RootWebArea 'Home'\nURL: http://127.0.0.1:9/s/abc/"))
-    assert first.action == f"goto [http://127.0.0.1:9/s/abc{task.raw['oracle']['path']}]"
+    path = task.raw["oracle"]["path"]
+    assert first.action == f"In summary, the next action I will perform is ```goto [http://127.0.0.1:9/s/abc{path}]```"
     with pytest.raises(AgenthubError, match="refused the oracle's action: THE PREVIOUS ACTION FAILED: no element"):
         await episode.act(Observation(text="THE PREVIOUS ACTION FAILED: no element [55]\nURL: http://127.0.0.1:9/"))

@@ -376,12 +376,19 @@ def test_replies_give_up_their_first_fenced_block_as_webarena_s_extract_action()
     replies = [*UPSTREAM_REPLIES, "```click [1]``` then ```click [2]```", "a ``` b", "``````", "```a\nb```"]
     pieces = ["```", "`", "click [1]", "\n", " ", "x", "``"]
     replies += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))) for _ in range(5_000 * SCALE)]
+    refused = 0
     for reply in replies:
         try:
             theirs = ref._extract_action(reply)
-        except ref.ActionParsingError:
-            continue  # no fenced block: WebArena refuses, we read the reply whole (documented)
+        except ref.ActionParsingError:  # no fenced block: a parse failure, here too (by default)
+            with pytest.raises(ActionParseError, match="no action in a pair of"):
+                extract_action(reply)
+            assert extract_action(reply, bare=True) == reply.strip()  # bare_actions (off by default)
+            refused += 1
+            continue
         assert extract_action(reply) == theirs, repr(reply)
+        assert extract_action(reply, bare=True) == theirs, repr(reply)
+    assert 0 < refused < len(replies)  # the corpus reaches both sides
     assert parse_action(UPSTREAM_REPLIES[1]) == BrowserAction("type", 164, "restaurants near CMU", enter=True)
 
 
@@ -389,7 +396,7 @@ def test_replies_give_up_their_first_fenced_block_as_webarena_s_extract_action()
 def test_keys_map_and_press_as_in_webarena(key: str) -> None:
     ref = reference("browser_env_actions")
     mapped = ref.create_key_press_action(key)["key_comb"]
-    assert parse_action(f"press [{key}]").text == mapped
+    assert parse_action(f"```press [{key}]```").text == mapped
     for platform in ("Linux x86_64", "MacIntel"):
         assert playwright_key(mapped, platform) == ref.execute_key_press(mapped, platform)
 
@@ -448,6 +455,17 @@ def test_early_stop_agrees_with_run_py() -> None:
     assert cases == 3_000 * SCALE
 
 
+def test_the_env_s_defaults_are_webarena_s() -> None:
+    """The two options that differ from WebArena are off by default: fenced actions only, real-world URLs."""
+    import inspect
+
+    from agenthub_env_webarena.env import WebArenaEnv
+
+    parameters = inspect.signature(WebArenaEnv).parameters
+    assert parameters["bare_actions"].default is False  # a reply with no ``` block: a parse failure
+    assert parameters["real_urls"].default is True  # the URL line: URL_MAPPINGS' real-world names
+
+
 def test_urls_map_to_webarena_s_real_world_names_and_back() -> None:
     ref = reference("agent_and_run")
     mapping = {SITES[site]: real for site, real in REAL_URLS.items()}
@@ -483,14 +501,14 @@ def test_a_megabyte_of_hostile_action_parses_in_linear_time(shape: int) -> None:
     with pytest.raises(ActionParseError, match="more than the 4096"):
         parse_action(text)
     with contextlib.suppress(ActionParseError):  # and without the length cap: the scanner itself is linear
-        parse_action(text, max_chars=len(text))
+        parse_action(text, max_chars=len(text), bare=True)
     assert time.perf_counter() - start < 1.0
 
 
 def test_an_id_past_the_cap_is_an_invalid_action_not_an_error() -> None:
     with pytest.raises(ActionParseError, match="out of range"):
-        parse_action("click [" + "5" * 5000 + "]", max_chars=10_000)
+        parse_action("```click [" + "5" * 5000 + "]```", max_chars=10_000)
     with pytest.raises(ActionParseError, match="out of range"):
-        parse_action(f"tab_focus [{MAX_ID + 1}]")
-    assert parse_action(f"click [{MAX_ID}]").element_id == MAX_ID
+        parse_action(f"```tab_focus [{MAX_ID + 1}]```")
+    assert parse_action(f"```click [{MAX_ID}]```").element_id == MAX_ID
     assert re.fullmatch(r"\d+", str(MAX_ID))
