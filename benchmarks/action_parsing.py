@@ -46,7 +46,7 @@ import psutil
 from provenance import write_result  # a sibling module of this script
 
 from agenthub import get_plugin_host
-from agenthub.testing.hostile_actions import hostile_actions
+from agenthub.testing.hostile_text import hostile_actions
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SIZES = [1024 * 4**i for i in range(6)]  # 1 KiB .. 1 MiB

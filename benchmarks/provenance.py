@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # For each result (its JSON's stem): the code its figures depend on, besides its own script.
 MEASURED_CODE: dict[str, tuple[str, ...]] = {
-    "action_parsing": ("core/agenthub/builtin", "core/agenthub/testing/hostile_actions.py", "plugins/envs"),
+    "action_parsing": ("core/agenthub/builtin", "core/agenthub/testing/hostile_text.py", "plugins/envs"),
     "agentgym_recipe": ("examples/agentgym_recipe", "plugins/trainers/trl", "core/agenthub/rollout"),
     "env_client_transports": ("core/agenthub/service/client.py",),
     "env_plugins": ("plugins/envs", "core/agenthub/service"),

@@ -15,7 +15,7 @@ import pytest
 from agenthub.builtin.guess import MAX_DIGITS, GuessNumberEnv, parse_guess
 from agenthub.builtin.tictactoe import TicTacToeEnv, parse_move
 from agenthub.builtin.trail import parse_direction
-from agenthub.testing.hostile_actions import hostile_actions
+from agenthub.testing.hostile_text import hostile_actions
 
 GUESS_BEFORE = re.compile(r"^\s*(?:guess\s*)?(-?\d+)\s*[.!]?\s*$", re.IGNORECASE)
 MOVE_BEFORE = re.compile(r"^\s*(?:place\s*)?([1-9])\s*[.!]?\s*$", re.IGNORECASE)

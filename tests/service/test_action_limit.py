@@ -25,7 +25,7 @@ from agenthub.service.action_limit import action_chars
 from agenthub.service.launcher import ThreadedServer
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import DEFAULT_MAX_ACTION_CHARS, EnvSpec
-from agenthub.testing.hostile_actions import hostile_actions
+from agenthub.testing.hostile_text import hostile_actions
 from agenthub.types import Action, TaskId, TaskSplit, ToolCall
 
 MIB = 1 << 20

@@ -26,7 +26,7 @@ from agenthub.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from agenthub.cli.main import main as run_cli
     from agenthub.testing.conformance import CHECK_NAMES, ConformanceReport, check_env, run_checks
-    from agenthub.testing.hostile_actions import hostile_actions
+    from agenthub.testing.hostile_text import hostile_actions
     from agenthub.testing.model_sampler import ModelSampler, Sample, is_canonical
     from agenthub.testing.pytest_plugin import conformance_tests
     from agenthub.testing.schema_fuzz import REQUIRED_CHECKS, FuzzResult, fuzz_server
@@ -46,7 +46,7 @@ __getattr__ = lazy_exports(
         "Sample": ".model_sampler",
         "is_canonical": ".model_sampler",
         "conformance_tests": ".pytest_plugin",
-        "hostile_actions": ".hostile_actions",
+        "hostile_actions": ".hostile_text",
         "REQUIRED_CHECKS": ".schema_fuzz",
         "FuzzResult": ".schema_fuzz",
         "fuzz_server": ".schema_fuzz",

@@ -9,12 +9,19 @@ from agenthub import EnvClient
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("task_id", [15_000, -1, "0"])
-async def test_unknown_task_ids_are_http_422_with_the_id_ranges(textworld_url: str, task_id: object) -> None:
+@pytest.mark.parametrize(
+    ("task_id", "said"),
+    [
+        (15_000, "0 to 14999 (train) or 100000 to 101499 (test)"),  # in the wire's range: the env names its own
+        ("0", "0 to 14999 (train) or 100000 to 101499 (test)"),
+        (-1, "integer task ids are from 0 to 2**63-1"),  # out of the wire's range: refused before the env
+    ],
+)
+async def test_unknown_task_ids_are_http_422_with_the_id_ranges(textworld_url: str, task_id: object, said: str) -> None:
     async with httpx.AsyncClient(base_url=textworld_url) as raw:
         response = await raw.post("/v1/sessions", json={"task_id": task_id})
     assert response.status_code == 422
-    assert "0 to 14999 (train) or 100000 to 101499 (test)" in response.json()["error"]["message"]
+    assert said in response.json()["error"]["message"]
 
 
 @pytest.mark.anyio

@@ -6,7 +6,7 @@ time on a megabyte. Each shape here is built to hit one such trap in one of the 
 (or their authors' patterns of old), so that an env's tests and ``benchmarks/action_parsing.py``
 feed every parser the same inputs::
 
-    from agenthub.testing.hostile_actions import hostile_actions
+    from agenthub.testing.hostile_text import hostile_actions
 
     for shape, action in hostile_actions(1_000_000).items():
         env.step(action)  # answered, as an invalid action or a normal one, in well under a second
