@@ -124,8 +124,9 @@ def test_openrlhf_drops_every_group_with_an_infra_failure_and_trains_the_rest(
         ray.cloudpickle.register_pickle_by_value(sys.modules[module])
     settings = AgentSettings(env="trail", urls=[trail_url], max_tokens=4, store=str(tmp_path))
     actor = ray.remote(StandInRolloutActor).remote(settings.model_dump_json(), engine_class, [1])
-    # task -1: the env refuses it at reset (env_error, both samples); task 1: the engine fails once (agent_error)
-    rows = prompt_rows("trail", "train", [0, -1, 1, 2, 3], None)
+    # task "nowhere": the env refuses it at reset (env_error, both samples; trail's ids are integers, and a
+    # negative one is refused before it reaches the env); task 1: the engine fails once (agent_error)
+    rows = prompt_rows("trail", "train", [0, "nowhere", 1, 2, 3], None)
     batches = [(["default"], [row["input"]], [""], [None]) for row in rows]  # PromptDataset.collate_fn's shape
     generator = SamplesGenerator(SimpleNamespace(args=openrlhf_args()), batches, None, tokenizer, [actor])
 
@@ -137,8 +138,8 @@ def test_openrlhf_drops_every_group_with_an_infra_failure_and_trains_the_rest(
     by_task: dict[Any, list[Any]] = defaultdict(list)
     for episode in episodes:
         by_task[episode.task.task_id].append(episode)
-    assert {t: len(g) for t, g in by_task.items()} == {0: N, -1: N, 1: N, 2: N, 3: N}
-    assert {e.outcome.value for e in by_task[-1]} == {"env_error"}
+    assert {t: len(g) for t, g in by_task.items()} == {0: N, "nowhere": N, 1: N, 2: N, 3: N}
+    assert {e.outcome.value for e in by_task["nowhere"]} == {"env_error"}
     assert Counter(e.outcome.value for e in by_task[1])["agent_error"] == 1
 
     accepted = Counter(Task.model_validate_json(e.prompts[0]).task_id for e in experiences)
