@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from agenthub import Outcome, Task, Trajectory
-from agenthub.cli.eval_command import agent_aliases, spread
+from agenthub.cli.eval_command import spread
 from agenthub.evaluation import default_ks, evaluate, pass_at_k
+from agenthub.option_checks import option_aliases
 
 
 @pytest.mark.parametrize(
@@ -87,7 +88,7 @@ def test_env_errors_are_counted_beside_the_score_and_warned_of_above_5_percent(e
 def test_helpers() -> None:
     assert default_ks(8) == [1, 2, 4, 8] and default_ks(1) == [1] and default_ks(6) == [1, 2, 4, 6]
     assert spread(list(range(100)), 4) == [12, 37, 62, 87] and spread([1, 2], 5) == [1, 2]
-    assert agent_aliases(["agent=openai", "agent.model=m", "k=2"]) == ["agent=openai", "agent_kwargs.model=m", "k=2"]
+    assert option_aliases(["agent=openai", "agent.model=m", "k=2"]) == ["agent=openai", "agent_kwargs.model=m", "k=2"]
 
 
 def agenthub(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

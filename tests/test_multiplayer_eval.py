@@ -15,8 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agenthub import get_plugin_host
-from agenthub.cli.eval_command import EvalConfig, _opponents, agent_aliases
+from agenthub.cli.eval_command import EvalConfig, _opponents
 from agenthub.errors import ConfigError
+from agenthub.option_checks import option_aliases
 from agenthub.viewer.api import create_app
 
 
@@ -131,7 +132,7 @@ def test_opponent_settings_that_do_not_fit_the_env_are_refused_in_words(settings
 
 
 def test_opponent_settings_have_their_own_shorthand() -> None:
-    assert agent_aliases(["agent.seed=1", "opponent.seed=2", "seat=1"]) == [
+    assert option_aliases(["agent.seed=1", "opponent.seed=2", "seat=1"]) == [
         "agent_kwargs.seed=1",
         "opponent_kwargs.seed=2",
         "seat=1",

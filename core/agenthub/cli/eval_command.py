@@ -35,7 +35,7 @@ from agenthub.config import (
 from agenthub.errors import ConfigError
 from agenthub.evaluation import EvalReport, evaluate
 from agenthub.failure_reasons import EnvErrorEcho, print_failure_reasons
-from agenthub.option_checks import check_run_options
+from agenthub.option_checks import check_run_options, option_aliases
 from agenthub.plugins import get_plugin_host
 from agenthub.rollout.collect import EpisodeSource, collect
 from agenthub.rollout.executor import Executor, episode_requests
@@ -83,17 +83,6 @@ class EvalConfig(RolloutBackendConfig, MultiPlayerConfig):
     progress: bool | None = Field(default=None, description="default: only on a terminal")
 
 
-def agent_aliases(overrides: list[str]) -> list[str]:
-    """``agent.KEY=V`` is shorthand for ``agent_kwargs.KEY=V``, ``opponent.KEY=V`` for ``opponent_kwargs.KEY=V``."""
-    out = []
-    for item in overrides:
-        for short in ("agent", "opponent"):
-            if item.startswith(f"{short}."):
-                item = f"{short}_kwargs.{item[len(short) + 1 :]}"
-        out.append(item)
-    return out
-
-
 def spread(ids: list[TaskId], n: int | None) -> list[TaskId]:
     """``n`` ids evenly spaced over the split (all of them when n is None or too large)."""
     if n is None or n >= len(ids):
@@ -116,14 +105,14 @@ def run(args: argparse.Namespace) -> int:
     if args.resume:
         # The stored config, then what was given now; anything given that changes what is measured is refused.
         stored = RunStore.existing(args.resume).config()
-        config = build_config(EvalConfig, agent_aliases(args.overrides), config_file=args.config, defaults=stored)
+        config = build_config(EvalConfig, option_aliases(args.overrides), config_file=args.config, defaults=stored)
         # Secrets are stored redacted: given again now, the token also from $AGENTHUB_TOKEN, else refused.
         config = validate_config(
             EvalConfig, fill_secrets(config.model_dump(), run_dir=args.resume, command="agenthub eval")
         )
         check_resumable(config, args.resume, RESUMABLE)
     else:
-        config = build_config(EvalConfig, agent_aliases(args.overrides), config_file=args.config)
+        config = build_config(EvalConfig, option_aliases(args.overrides), config_file=args.config)
     check_rollout_backend(config, urls=config.url)
     host = get_plugin_host()
     spec = host.env(config.env)

@@ -41,19 +41,32 @@ def is_loopback(host: str) -> bool:
         return False  # a hostname that may resolve to any interface, or "" (all of them)
 
 
-def check_exposure(settings: ServiceSettings, *, insecure: bool) -> str | None:
-    """Refuse a server open beyond loopback without a token, unless ``insecure``; then return a warning."""
-    if settings.token or is_loopback(settings.host):
+def refuse_open_exposure(
+    host: str, token: str | None, *, insecure: bool, command: str, exposes: str, set_token: str
+) -> str | None:
+    """The one rule of every server agenthub starts (serve, view, serve-retriever): beyond loopback it needs a
+    token, unless ``insecure`` (a trusted network), which returns the warning to print. ``exposes`` says what
+    anyone who reaches the port could do; ``set_token`` how to give the server its token."""
+    if token or is_loopback(host):
         return None
     if not insecure:
         raise ConfigError(
-            f"host={settings.host} serves beyond this machine with no token, so anyone who can reach it can run "
-            f"the env; set token=SECRET (or ${TOKEN_ENV_VAR}) and give clients the same token, use "
-            "host=127.0.0.1, or add --insecure if the network is trusted"
+            f"host={host} serves beyond this machine with no token, so anyone who can reach it can {exposes}; "
+            f"{set_token}, use host=127.0.0.1, or add --insecure if the network is trusted"
         )
-    return (
-        f"agenthub serve: warning: --insecure: serving on {settings.host} with no token; anyone who can reach "
-        "this port can create sessions and run the env"
+    warning = f"agenthub {command}: warning: --insecure: serving on {host} with no token"
+    return f"{warning}; anyone who can reach this port can {exposes}"
+
+
+def check_exposure(settings: ServiceSettings, *, insecure: bool) -> str | None:
+    """Refuse a server open beyond loopback without a token, unless ``insecure``; then return a warning."""
+    return refuse_open_exposure(
+        settings.host,
+        settings.token,
+        insecure=insecure,
+        command="serve",
+        exposes="create sessions and run the env",
+        set_token=f"set token=SECRET (or ${TOKEN_ENV_VAR}) and give clients the same token",
     )
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import uvicorn
 from pydantic import BaseModel, ConfigDict, Field
 
-from agenthub.cli.serve_command import is_loopback
+from agenthub.cli.serve_command import refuse_open_exposure
 from agenthub.config import build_config
 from agenthub.errors import ConfigError
 from agenthub.service.serve import bind_socket, loop_factory, url_of
@@ -59,17 +59,13 @@ def check_view_exposure(config: ViewConfig, *, insecure: bool) -> str | None:
             "token= must be at least 16 characters of letters, digits and -._~ (it travels in a URL and a cookie); "
             "make one with: python -c 'import secrets; print(secrets.token_urlsafe())'"
         )
-    if config.token or is_loopback(config.host):
-        return None
-    if not insecure:
-        raise ConfigError(
-            f"host={config.host} serves beyond this machine with no token, so anyone who can reach it can read these "
-            "runs; set token=SECRET (open the printed URL, which carries it), use host=127.0.0.1, or add --insecure "
-            "if the network is trusted"
-        )
-    return (
-        f"agenthub view: warning: --insecure: serving on {config.host} with no token; anyone who can reach this "
-        "port can read these runs"
+    return refuse_open_exposure(
+        config.host,
+        config.token,
+        insecure=insecure,
+        command="view",
+        exposes="read these runs",
+        set_token="set token=SECRET (open the printed URL, which carries it)",
     )
 
 

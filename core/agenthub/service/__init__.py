@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from agenthub.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from agenthub.cli.serve_command import is_loopback
+    from agenthub.cli.serve_command import is_loopback, refuse_open_exposure
     from agenthub.service.middleware import BearerTokenMiddleware, BodyLimitMiddleware, error_body
     from agenthub.service.serve import bind_socket, loop_factory, url_of
     from agenthub.service.settings import TOKEN_ENV_VAR
@@ -22,6 +22,7 @@ __getattr__ = lazy_exports(
     __name__,
     {
         "is_loopback": "agenthub.cli.serve_command",
+        "refuse_open_exposure": "agenthub.cli.serve_command",
         "BearerTokenMiddleware": ".middleware",
         "BodyLimitMiddleware": ".middleware",
         "error_body": ".middleware",
@@ -40,5 +41,6 @@ __all__ = [
     "error_body",
     "is_loopback",
     "loop_factory",
+    "refuse_open_exposure",
     "url_of",
 ]

@@ -17,7 +17,7 @@ from typing import Literal
 import uvicorn
 from agenthub import ConfigError
 from agenthub.config import build_config
-from agenthub.service import TOKEN_ENV_VAR, bind_socket, is_loopback, loop_factory, url_of
+from agenthub.service import TOKEN_ENV_VAR, bind_socket, loop_factory, refuse_open_exposure, url_of
 from pydantic import ConfigDict, Field
 
 from agenthub_env_search.bm25 import BM25Params, shared_index
@@ -63,15 +63,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def check_exposure(config: RetrieverConfig, *, insecure: bool) -> str | None:
     """Refuse a retriever open beyond loopback without a token, unless ``insecure``; then return a warning."""
-    if config.token or is_loopback(config.host):
-        return None
-    if not insecure:
-        raise ConfigError(
-            f"host={config.host} serves beyond this machine with no token, so anyone who can reach it can "
-            f"query the index at will; set token=SECRET (or ${TOKEN_ENV_VAR}) and give env servers the same "
-            "token (env_kwargs.retriever_token), use host=127.0.0.1, or add --insecure if the network is trusted"
-        )
-    return f"agenthub serve-retriever: warning: --insecure: serving on {config.host} with no token"
+    return refuse_open_exposure(
+        config.host,
+        config.token,
+        insecure=insecure,
+        command="serve-retriever",
+        exposes="query the index at will",
+        set_token=f"set token=SECRET (or ${TOKEN_ENV_VAR}) and give env servers the same token "
+        "(env_kwargs.retriever_token)",
+    )
 
 
 def open_index(config: RetrieverConfig) -> SearchIndex:
