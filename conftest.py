@@ -3,12 +3,18 @@
 Plugin test directories are skipped (and named in the report header) when
 their distribution is not installed; ``AGENTHUB_REQUIRE_PLUGIN_TESTS=1``
 turns a skipped plugin into an error, so CI cannot pass by skipping.
+
+Tests that need more than Python (a browser, a JVM, a Ray cluster) or minutes
+of CPU are marked here by rule, so a new test of that kind is marked without
+anyone remembering to: pyproject.toml's ``addopts`` deselects them by default,
+and ``.ci/run`` runs each category as its own job.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -49,6 +55,40 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         if collection_path == plugin or plugin in collection_path.parents:
             return True
     return None
+
+
+# Fixtures that start Chromium (webarena's env, tests/viewer's pages; `page` depends on them): a test
+# whose fixture closure holds one needs a browser.
+BROWSER_FIXTURES = frozenset({"browser", "chromium"})
+# Fixtures that start Ray nodes on this machine.
+RAY_FIXTURES = frozenset({"cluster", "one_node"})
+# Plugins whose every test starts a JVM.
+JVM_PLUGINS = (ROOT / "plugins" / "envs" / "sciworld",)
+# Tests no fixture gives away, by a pattern matched at the start of the node id, and why each is out of the
+# fast suite.
+MARKED_BY_NODE_ID = {
+    re.compile(r"tests/service/test_schema_fuzz\.py::test_every_phase"): "slow",  # every schemathesis phase
+    re.compile(r"plugins/envs/search/tests/test_search_schema_fuzz\.py"): "slow",  # the same, two servers
+    re.compile(r"tests/test_scaffold\.py::test_a_generated_plugin_installs"): "slow",  # pip installs a plugin
+    # Each benchmark's quick mode in a subprocess, its JSON and plot; the stand-in LLM's own tests are quick.
+    re.compile(r"tests/test_benchmarks\.py::test_(?!the_stand_in|summary_without)"): "slow",
+    re.compile(r"tests/training/test_env_servers_ray\.py::test_a_ray_the_run_started"): "ray_cluster",  # starts Ray
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own hook deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.path))
+        if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+        if RAY_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.ray_cluster)
+        if any(plugin in path.parents for plugin in JVM_PLUGINS):
+            item.add_marker(pytest.mark.jvm)
+        for pattern, marker in MARKED_BY_NODE_ID.items():
+            if pattern.match(item.nodeid):
+                item.add_marker(getattr(pytest.mark, marker))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

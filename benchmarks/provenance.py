@@ -1,19 +1,24 @@
-"""What code a benchmark result describes, and whether that code has changed since.
+"""What code a benchmark result describes, when and under what load it ran, and whether it still holds.
 
 Every benchmark writes its JSON through :func:`write_result`, which adds a ``provenance``
-block: the commit measured (``+changes`` when tracked files differed from it), when, the
-code paths the figures depend on (:data:`MEASURED_CODE`) and the settings that matter
-(the benchmark's command-line options). :func:`freshness` compares that commit with the
-last commit touching those paths, so the summary (``summarize.py``) can mark a result that
-describes code which no longer exists. A result written before this block existed says
-"commit unknown": re-run its benchmark to date it.
+block: the commit measured (``+changes`` when tracked files differed from it), when the
+script started and finished, the load average at both ends, the settings (its command-line
+options), the code paths the figures depend on (:data:`MEASURED_CODE`), a fingerprint of
+that code as it was on disk, and a digest of everything else in the file. :func:`freshness`
+reads the block back: a result is **current** only when the block is complete, the digest
+still matches (nothing was added or edited by hand) and the measured code on disk is the
+code that was measured; otherwise it is stale, with the reason. ``summarize.py`` renders
+that verdict; ``tests/test_benchmark_provenance.py`` checks it for every committed result.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+STARTED = datetime.now(UTC).isoformat(timespec="seconds")
+LOAD_AT_START = [round(x, 2) for x in os.getloadavg()]
+"""Taken when a benchmark imports this module, at its top: the run's start and the load it began under."""
+REQUIRED = ("commit", "started", "finished", "load_average_start", "load_average_end", "settings", "code", "digest")
 
 # For each result (its JSON's stem): the code its figures depend on, besides its own script.
 MEASURED_CODE: dict[str, tuple[str, ...]] = {
@@ -28,11 +37,18 @@ MEASURED_CODE: dict[str, tuple[str, ...]] = {
     "agentgym_recipe": ("examples/agentgym_recipe", "plugins/trainers/trl", "core/agenthub/rollout"),
     "env_client_transports": ("core/agenthub/service/client.py",),
     "env_plugins": ("plugins/envs", "core/agenthub/service"),
-    "executor_scaling": ("core/agenthub/rollout", "core/agenthub/service"),
+    "executor_scaling": (
+        "core/agenthub/rollout",
+        "core/agenthub/service",
+        "benchmarks/llm_stand_in.py",
+        "benchmarks/results/vllm_vs_hf.json",
+    ),
     "jvm_heap": ("plugins/envs/sciworld",),
     "ray_scaling": ("core/agenthub/rollout", "core/agenthub/service"),
     "search_retrieval": ("plugins/envs/search",),
-    "service_throughput": ("core/agenthub/service",),
+    "service_throughput": ("core/agenthub/service", "benchmarks/lean_http.py"),
+    "serve_workers": ("core/agenthub/service", "core/agenthub/cli", "benchmarks/lean_http.py"),
+    "service_compare": ("core/agenthub/service", "benchmarks/lean_http.py", "benchmarks/service_throughput.py"),
     "trl_learning": ("plugins/trainers/trl", "core/agenthub/rollout", "core/agenthub/builtin"),
     "trl_seeds": ("plugins/trainers/trl", "core/agenthub/rollout", "core/agenthub/builtin"),
     "viewer_index": ("core/agenthub/viewer",),
@@ -58,9 +74,13 @@ def current_commit(root: Path = ROOT) -> str | None:
     return head + ("+changes" if dirty else "")
 
 
+SCRIPT_OF = {"service_compare": "service_throughput"}
+"""Results written by another benchmark's script (its ``--compare`` / ``--busy-loops`` mode)."""
+
+
 def measured_paths(name: str) -> list[str]:
     """The code a result depends on: its benchmark script and the paths in :data:`MEASURED_CODE`."""
-    return [f"benchmarks/{name}.py", *MEASURED_CODE.get(name, ())]
+    return list(dict.fromkeys([f"benchmarks/{SCRIPT_OF.get(name, name)}.py", *MEASURED_CODE.get(name, ())]))
 
 
 def settings_of(args: argparse.Namespace | Mapping[str, Any]) -> dict[str, Any]:
@@ -78,12 +98,53 @@ def _jsonable(value: Any) -> Any:
     return value if isinstance(value, bool | int | float | str | type(None)) else str(value)
 
 
-def provenance(name: str, settings: argparse.Namespace | Mapping[str, Any]) -> dict[str, Any]:
+def code_fingerprint(paths: list[str], root: Path = ROOT) -> str | None:
+    """A hash of the files under ``paths`` as they are on disk (tracked and new, not ignored); None outside git.
+
+    It names the code itself, not a commit: a result measured on uncommitted changes is still current
+    once those changes are committed as they were.
+    """
+    listed = _git("ls-files", "--cached", "--others", "--exclude-standard", "--", *paths, root=root)
+    if listed is None:
+        return None
+    files = sorted({f for f in listed.splitlines() if (root / f).is_file()})
+    if not files:
+        return hashlib.sha256(b"").hexdigest()[:16]
+    try:
+        done = subprocess.run(
+            ["git", "hash-object", "--stdin-paths"], cwd=root, input="\n".join(files),
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    pairs = "\n".join(f"{f} {blob}" for f, blob in zip(files, done.stdout.split(), strict=True))
+    return hashlib.sha256(pairs.encode()).hexdigest()[:16]
+
+
+def digest(report: Mapping[str, Any]) -> str:
+    """A hash of a result without its provenance block: any field added or edited after writing changes it."""
+    body = {k: v for k, v in report.items() if k != "provenance"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def provenance(
+    name: str, settings: argparse.Namespace | Mapping[str, Any], report: Mapping[str, Any]
+) -> dict[str, Any]:
+    paths = measured_paths(name)
+    code = code_fingerprint(paths)
+    at_start = _CODE_AT_START.get(name)
     return {
         "commit": current_commit(),
-        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "measures": measured_paths(name),
+        "started": STARTED,
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "load_average_start": LOAD_AT_START,
+        "load_average_end": [round(x, 2) for x in os.getloadavg()],
+        "measures": paths,
+        "code": code,
+        # Another engineer's edit (or a rebase) mid-run: the figures describe neither version.
+        "code_changed_during_run": at_start is not None and at_start != code,
         "settings": settings_of(settings),
+        "digest": digest(report),
     }
 
 
@@ -91,14 +152,15 @@ def write_result(
     path: Path, report: Mapping[str, Any], settings: argparse.Namespace | Mapping[str, Any], *, indent: int = 2
 ) -> dict[str, Any]:
     """Write ``report`` to ``path`` with its provenance (named after the file) and return what was written."""
-    written = {**report, "provenance": provenance(path.stem, settings)}
+    body = json.loads(json.dumps(report))  # as it will read back: the digest must match the file
+    written = {**body, "provenance": provenance(path.stem, settings, body)}
     path.write_text(json.dumps(written, indent=indent) + "\n", encoding="utf-8")
     return written
 
 
 @dataclass(frozen=True)
 class Freshness:
-    """Whether a result still describes the code: ``state`` is current, stale or unknown."""
+    """Whether a result still describes the code: ``state`` is current or stale (``unknown``: no commit)."""
 
     state: str
     commit: str | None
@@ -112,18 +174,40 @@ def recorded_commit(result: Mapping[str, Any]) -> str | None:
     return commit if isinstance(commit, str) and commit else None
 
 
+def missing_fields(result: Mapping[str, Any]) -> list[str]:
+    """The provenance fields a result lacks (all of them when it has no block)."""
+    block = result.get("provenance")
+    if not isinstance(block, Mapping):
+        return list(REQUIRED)
+    return [key for key in REQUIRED if block.get(key) in (None, "", [])]
+
+
 def freshness(name: str, result: Mapping[str, Any], root: Path = ROOT) -> Freshness:
     recorded = recorded_commit(result)
-    if recorded is None:
-        return Freshness("unknown", None, "commit unknown: written before results recorded their commit; re-run it")
-    measured = recorded.removesuffix("+changes")
-    block = result.get("provenance")
-    paths = list(block["measures"]) if isinstance(block, Mapping) and "measures" in block else measured_paths(name)
-    if _git("cat-file", "-e", f"{measured}^{{commit}}", root=root) is None:
-        return Freshness("unknown", recorded, f"commit {measured[:10]} is not in this repository's history")
-    changed = _git("log", "-1", "--format=%H %cs", f"{measured}..HEAD", "--", *paths, root=root)
-    if changed:
-        sha, day = changed.split()
-        return Freshness("stale", recorded, f"the measured code changed in {sha[:10]} ({day}), after it was measured")
-    suffix = ", with uncommitted changes" if recorded.endswith("+changes") else ""
-    return Freshness("current", recorded, f"no change to the measured code since {measured[:10]}{suffix}")
+    rerun = f"re-run `python benchmarks/{SCRIPT_OF.get(name, name)}.py`"
+    missing = missing_fields(result)
+    if missing:
+        state = "unknown" if recorded is None else "stale"
+        return Freshness(state, recorded, f"its provenance lacks {', '.join(missing)}: {rerun}")
+    block = result["provenance"]
+    if block.get("code_changed_during_run"):
+        return Freshness("stale", recorded, f"the measured code changed while it ran: {rerun}")
+    if block["digest"] != digest(result):
+        return Freshness("stale", recorded, f"edited after its script wrote it (the digest differs): {rerun}")
+    paths = list(block.get("measures") or measured_paths(name))
+    now = code_fingerprint(paths, root)
+    if now != block["code"]:
+        return Freshness("stale", recorded, f"the measured code ({', '.join(paths)}) changed since: {rerun}")
+    return Freshness("current", recorded, "the measured code is as it was measured")
+
+
+def _code_at_start(script: str) -> dict[str, str | None]:
+    """The fingerprint of each result ``script`` writes, as its run begins (this module is imported at its top)."""
+    names = {script, *(n for n, s in SCRIPT_OF.items() if s == script)}
+    known = {*MEASURED_CODE, *SCRIPT_OF}
+    if script not in known and not (ROOT / "benchmarks" / f"{script}.py").is_file():
+        return {}  # imported by a test or a tool, not run as a benchmark
+    return {name: code_fingerprint(measured_paths(name)) for name in names}
+
+
+_CODE_AT_START = _code_at_start(Path(sys.argv[0]).stem) if sys.argv and sys.argv[0] else {}

@@ -1,7 +1,7 @@
 """Every benchmark of issue 7, then the summary: one command.
 
     pip install -e '.[bench]' (and the env plugins and the openai agent: requirements-dev.txt)
-    python benchmarks/run_all.py                      # ~17 minutes on 2 cores; results/ and docs/benchmarks.md
+    python benchmarks/run_all.py                      # ~25 minutes on 2 quiet cores; results/ and docs/benchmarks.md
     python benchmarks/run_all.py --quick              # smoke run, a few minutes; everything in a temp dir
     python benchmarks/run_all.py --only service executor
     python benchmarks/run_all.py --trl-python /tmp/venv-trl/bin/python   # learning too: about 45 minutes more
@@ -9,8 +9,8 @@
 Parts, each run as a subprocess (a crash in one keeps the others' results):
 
 - ``service``: ``service_throughput.py`` (textcraft, babyai, guess; in-process, 1 and 2 servers);
-- ``executor``: ``executor_scaling.py`` (stand-in LLM at 50 and 500 ms; the ``before_after`` record
-  already in the output's JSON is kept);
+- ``executor``: ``executor_scaling.py`` (stand-in LLM at a fixed 50 and 500 ms, and one whose latency
+  grows with the requests in flight, calibrated from ``vllm_vs_hf.json``);
 - ``memory``: ``env_plugins.py`` for the light envs, then for the heavy ones (textworld, sciworld) with
   fewer sessions and tasks, merged into the same JSON; then ``jvm_heap.py`` (sciworld's JVM: live heap
   against resident size over many resets);
@@ -23,8 +23,10 @@ Parts, each run as a subprocess (a crash in one keeps the others' results):
   1 KiB to 1 MiB: the exponent that says linear or quadratic).
 
 Then ``summarize.py`` writes the markdown summary (``docs/benchmarks.md``; with ``--quick``, next to the
-results in the temp dir). ``run_all.json`` beside the results records the machine, the load average and
-how each part ended.
+results in the temp dir). ``run_all.json`` beside the results records the machine, and for each command
+its real start and end, the load average at both, and how it ended. A part this call did not run keeps
+its record from the call that ran it, marked with that call's start (``run``), so no timeline mixes runs
+unmarked; each result's own provenance block says when it was measured in any case.
 """
 
 from __future__ import annotations
@@ -63,8 +65,7 @@ def commands(part: str, args: argparse.Namespace, out: Path) -> list[list[str]]:
     if part == "service":
         return [[py, str(HERE / "service_throughput.py"), *quick, *where]]
     if part == "executor":
-        keep = keep_before_after(out / "executor_scaling.json")
-        return [[py, str(HERE / "executor_scaling.py"), *quick, *where, *keep]]
+        return [[py, str(HERE / "executor_scaling.py"), *quick, *where]]
     if part == "memory":
         if args.quick:
             return [[py, str(HERE / "env_plugins.py"), "--quick", *where, "guess"]]
@@ -83,18 +84,6 @@ def commands(part: str, args: argparse.Namespace, out: Path) -> list[list[str]]:
     ]
 
 
-def keep_before_after(path: Path) -> list[str]:
-    """``--before-after FILE`` with the earlier report's ``before_after``, which a new run would otherwise drop."""
-    if not path.is_file():
-        return []
-    earlier = json.loads(path.read_text()).get("before_after")
-    if earlier is None:
-        return []
-    kept = Path(tempfile.mkdtemp(prefix="run-all-")) / "executor_before_after.json"
-    kept.write_text(json.dumps(earlier))
-    return ["--before-after", str(kept)]
-
-
 def trl_python(args: argparse.Namespace) -> str | None:
     """A Python that imports the TRL trainer plugin: ``--trl-python``, else this one; None if neither does."""
     for python in [args.trl_python] if args.trl_python else [sys.executable]:
@@ -104,7 +93,7 @@ def trl_python(args: argparse.Namespace) -> str | None:
     return None
 
 
-def run_part(part: str, args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
+def run_part(part: str, args: argparse.Namespace, out: Path, run: str) -> list[dict[str, Any]]:
     steps = []
     for command in commands(part, args, out):
         shown = " ".join(os.path.relpath(c, ROOT) if c.startswith(str(ROOT)) else c for c in command[1:])
@@ -122,8 +111,10 @@ def run_part(part: str, args: argparse.Namespace, out: Path) -> list[dict[str, A
                 "returncode": returncode,
                 "wall_s": round(time.perf_counter() - started, 1),
                 "started": started_at,
+                "finished": now(),
                 "load_average_before": [round(x, 2) for x in load_before],
                 "load_average_after": [round(x, 2) for x in os.getloadavg()],
+                "run": run,
             }
         )
         print(f"=== {part}: exit code {returncode} after {steps[-1]['wall_s']:.0f} s", flush=True)
@@ -173,11 +164,13 @@ def main(argv: list[str] | None = None) -> int:
         "benchmarks": {},
     }
     record_path = out / "run_all.json"
-    if record_path.is_file():  # parts not run this time keep their record from the run that made their JSON
+    if record_path.is_file():  # parts not run this time keep their record, marked with the run that made it
         earlier = json.loads(record_path.read_text())
-        record["benchmarks"] = {p: s for p, s in earlier.get("benchmarks", {}).items() if p not in args.only}
-        if record["benchmarks"]:
-            record["started"] = earlier.get("started", record["started"])
+        record["benchmarks"] = {
+            p: [{**step, "run": step.get("run")} for step in steps]  # None: a call from before runs were named
+            for p, steps in earlier.get("benchmarks", {}).items()
+            if p not in args.only
+        }
     args.learning_python = trl_python(args) if "learning" in args.only else None
     for part in PARTS:
         if part not in args.only:
@@ -191,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
                 "file": relative(out / "trl_learning.json"),
                 "note": f"Measured in this run, {now()}.",
             }
-        record["benchmarks"][part] = run_part(part, args, out)
+        record["benchmarks"][part] = run_part(part, args, out, record["started"])
     if "learning" not in record and record_path.is_file():
         earlier_learning = json.loads(record_path.read_text()).get("learning")
         if earlier_learning is not None:
@@ -211,7 +204,8 @@ def reuse_learning(out: Path) -> dict[str, Any]:
     committed = RESULTS / "trl_learning.json"
     if not committed.is_file():
         return {"file": None, "note": "The TRL trainer plugin is not importable here and no earlier result exists."}
-    date = summarize.file_date(committed)
+    block = json.loads(committed.read_text()).get("provenance") or {}
+    date = block.get("finished") or "at an unrecorded date"
     if out != RESULTS:  # a temp dir: its own copy, so its page links a plot beside it
         for name in ("trl_learning.json", "trl_learning.png", "trl_seeds.json", "trl_seeds.png"):
             if (RESULTS / name).is_file():

@@ -1,16 +1,21 @@
-"""The search env's retrieval: BM25 index build, query throughput and latency, memory.
+"""The search env's retrieval at a realistic size: BM25 queries/s, p50/p99 and memory at 1, 2 and 4 servers.
 
-On the generated Fictopedia corpus (25,030 passages; ``agenthub_env_search.fictopedia``):
+* **Corpus**: ``--passages`` generated passages (default 1,000,000; :func:`generated_corpus`): a
+  seeded Zipf vocabulary of made-up words, a title and 20 to 40 words each, in FlashRAG's JSONL.
+  Written once to the search env's cache and reused; its BM25 index (bm25s, memory-mapped) is
+  built once next to it and cached too, so a second run loads it (the JSON says which happened).
+* **Queries**: ``--queries`` distinct queries, each a passage's title and two of its words, never
+  repeated, so no server answers from warm pages of an earlier identical query.
+* **Load**: ``--loadgen-processes`` processes (not threads of one interpreter), each with
+  ``--clients`` threads sending one-query requests (top 3) round-robin over the servers, all
+  released at one instant; queries/s is every answer over the wall time of the slowest process.
+* For N = 1, 2, 4 ``agenthub serve-retriever`` processes memory-mapping the one index: queries/s,
+  p50 and p99 per query, and each server's RSS and USS (its private pages: what it does not share).
+* The memory one more env session costs: tracemalloc over ``SearchEnv`` instances (the env's own
+  Fictopedia data), built and reset.
 
-* index build time and on-disk size (a fresh copy of the corpus in a temp dir, so nothing cached);
-* queries/s and p50/p99 per query through ``agenthub serve-retriever`` for N = 1, 2, 4 server
-  processes memory-mapping the one cached index, driven by client threads sending one-query
-  requests round-robin (the queries are the titles of the questions' gold chains);
-* each server's RSS and USS (its private pages: what it does not share) with the index loaded;
-* the memory one more env session costs: tracemalloc over ``SearchEnv`` instances, built and reset.
-
-    python benchmarks/search_retrieval.py            # ~1 minute
-    python benchmarks/search_retrieval.py --quick    # servers 1 and 2, fewer queries; temp dir
+    python benchmarks/search_retrieval.py                 # 1M passages: first run builds (minutes), then cached
+    python benchmarks/search_retrieval.py --quick         # 30k passages, servers 1 and 2, 400 queries; temp dir
 
 Writes benchmarks/results/search_retrieval.json (``--out`` elsewhere).
 """
@@ -18,10 +23,12 @@ Writes benchmarks/results/search_retrieval.json (``--out`` elsewhere).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
+import multiprocessing
 import os
 import platform
-import shutil
+import random
 import socket
 import statistics
 import subprocess
@@ -36,12 +43,64 @@ from typing import Any
 import httpx
 import psutil
 from agenthub_env_search.bm25 import BM25Index, index_bytes
-from agenthub_env_search.data import default_dataset, load_questions
+from agenthub_env_search.data import cache_root
 from agenthub_env_search.env import SearchEnv
 from provenance import write_result  # a sibling module of this script
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MIB = 1024 * 1024
+GENERATOR_VERSION = 1
+"""Bump when :func:`generated_corpus` changes its output, so a cached corpus of the old kind is not reused."""
+_SYLLABLES = ("ka", "lo", "mi", "ren", "tas", "vo", "qui", "dar", "en", "su", "bri", "thal", "or", "ny", "pes", "ux")
+
+
+def vocabulary(rng: random.Random, size: int) -> list[str]:
+    """``size`` distinct made-up words of two to four syllables."""
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+def generated_corpus(passages: int, seed: int = 0) -> Path:
+    """A FlashRAG corpus of ``passages`` generated passages in the search env's cache: made once, then reused.
+
+    Words follow a Zipf law (rank r drawn with weight 1 / r^1.07, as in natural text), so BM25's
+    posting lists have natural text's shape: a few very long, most short.
+    """
+    target = cache_root() / f"bench-passages-v{GENERATOR_VERSION}-{passages}-seed{seed}" / "corpus.jsonl"
+    if target.is_file():
+        return Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    words = vocabulary(rng, 60_000)
+    cumulative, total = [], 0.0
+    for rank in range(1, len(words) + 1):
+        total += 1 / rank**1.07
+        cumulative.append(total)
+    tmp = target.with_suffix(f".{os.getpid()}.tmp")  # written aside and renamed: never read half-written
+    with tmp.open("w", encoding="utf-8") as f:
+        for i in range(passages):
+            title = " ".join(w.capitalize() for w in rng.choices(words[1000:], k=2))
+            text = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(20, 40)))
+            f.write(json.dumps({"id": str(i), "contents": f"{title}\n{title} {text}."}) + "\n")
+    tmp.rename(target)
+    return Path(target)
+
+
+def distinct_queries(corpus: Path, count: int, seed: int = 1) -> list[str]:
+    """``count`` different queries, each a random passage's title and two of its words."""
+    with corpus.open(encoding="utf-8") as f:
+        lines = f.readlines()
+    rng = random.Random(seed)
+    queries: dict[str, None] = {}
+    for index in rng.sample(range(len(lines)), min(len(lines), 2 * count)):
+        title, _, text = json.loads(lines[index])["contents"].partition("\n")
+        words = text.rstrip(".").split()[2:]
+        queries[f"{title} {' '.join(rng.sample(words, 2))}"] = None
+        if len(queries) == count:
+            break
+    return list(queries)
 
 
 def free_port() -> int:
@@ -50,19 +109,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def build(corpus: Path) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="agenthub-bench-search-") as tmp:
-        copy = Path(tmp) / "corpus.jsonl"
-        shutil.copy(corpus, copy)
-        started = time.perf_counter()
-        index = BM25Index(copy)
-        seconds = time.perf_counter() - started
-        return {
-            "passages": len(index),
-            "corpus_mib": round(copy.stat().st_size / MIB, 2),
-            "build_s": round(seconds, 2),
-            "index_mib": round(index_bytes(index.index_dir) / MIB, 2),
-        }
+def load_index(corpus: Path) -> dict[str, Any]:
+    """The cached index, built here if there is none yet: passages, sizes, and whether this run built it."""
+    cached = any(corpus.parent.glob("*/meta.json"))  # an index of this corpus already built by an earlier run
+    started = time.perf_counter()
+    index = BM25Index(corpus)
+    seconds = time.perf_counter() - started
+    return {
+        "passages": len(index),
+        "corpus_mib": round(corpus.stat().st_size / MIB, 2),
+        "build_s": index.meta.get("build_seconds"),
+        "built_in_this_run": not cached,
+        "open_s": round(seconds, 2),
+        "index_mib": round(index_bytes(index.index_dir) / MIB, 2),
+    }
 
 
 def start_servers(n: int, corpus: Path) -> list[tuple[subprocess.Popen[bytes], str]]:
@@ -86,15 +146,16 @@ def start_servers(n: int, corpus: Path) -> list[tuple[subprocess.Popen[bytes], s
     return servers
 
 
-def drive(urls: list[str], queries: list[str], clients: int) -> dict[str, Any]:
+def _client_process(urls: list[str], queries: list[str], clients: int, offset: int, start_at: float) -> list[float]:
+    """One load-generator process: ``clients`` threads, each its own connection, from ``start_at`` on."""
     latencies: list[float] = []
     lock = threading.Lock()
     chunks = [queries[i::clients] for i in range(clients)]
 
     def worker(index: int) -> None:
-        url = urls[index % len(urls)]
+        url = urls[(offset + index) % len(urls)]
         mine = []
-        with httpx.Client(timeout=60) as client:
+        with httpx.Client(timeout=120) as client:
             for query in chunks[index]:
                 t0 = time.perf_counter()
                 client.post(f"{url}/retrieve", json={"queries": [query], "topk": 3}).raise_for_status()
@@ -102,17 +163,32 @@ def drive(urls: list[str], queries: list[str], clients: int) -> dict[str, Any]:
         with lock:
             latencies.extend(mine)
 
-    started = time.perf_counter()
+    time.sleep(max(0.0, start_at - time.time()))
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    wall = time.perf_counter() - started
-    latencies.sort()
+    latencies.append(time.time() - start_at)  # the last entry: this process's wall time
+    return latencies
+
+
+def drive(urls: list[str], queries: list[str], processes: int, clients: int) -> dict[str, Any]:
+    """Every query once, from ``processes`` processes of ``clients`` threads, released together."""
+    spawn = multiprocessing.get_context("spawn")  # a fresh interpreter each: no lock or GIL shared with this one
+    with concurrent.futures.ProcessPoolExecutor(processes, mp_context=spawn) as pool:
+        start_at = time.time() + 3.0  # time for the interpreters to start and import httpx
+        futures = [
+            pool.submit(_client_process, urls, queries[p::processes], clients, p * clients, start_at)
+            for p in range(processes)
+        ]
+        parts = [f.result() for f in futures]
+    wall = max(part[-1] for part in parts)
+    latencies = sorted(x for part in parts for x in part[:-1])
     return {
         "queries": len(latencies),
-        "clients": clients,
+        "loadgen_processes": processes,
+        "clients": processes * clients,
         "queries_per_s": round(len(latencies) / wall, 1),
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
         "p99_ms": round(latencies[int(0.99 * (len(latencies) - 1))] * 1000, 2),
@@ -141,33 +217,44 @@ def per_session(sessions: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="servers 1 and 2, 300 queries; writes to a temp dir")
+    parser.add_argument("--passages", type=int, default=None, help="generated passages (default 1,000,000)")
+    parser.add_argument("--queries", type=int, default=None, help="distinct queries per server count (default 4000)")
+    parser.add_argument("--servers", type=int, nargs="+", default=None, help="server counts (default 1 2 4)")
+    parser.add_argument("--loadgen-processes", type=int, default=4, help="load-generator processes (default 4)")
+    parser.add_argument("--clients", type=int, default=4, help="threads per load-generator process (default 4)")
+    parser.add_argument("--quick", action="store_true", help="30k passages, servers 1 and 2, 400 queries; temp dir")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    args.passages = args.passages or (30_000 if args.quick else 1_000_000)
+    args.queries = args.queries or (400 if args.quick else 4000)
+    args.servers = args.servers or ([1, 2] if args.quick else [1, 2, 4])
+    if args.passages < 1000 or args.queries < 10 or args.loadgen_processes < 1 or args.clients < 1:
+        parser.error("give at least 1000 passages, 10 queries, 1 load-generator process and 1 client")
     out = args.out or (Path(tempfile.mkdtemp(prefix="agenthub-bench-")) if args.quick else RESULTS)
-    data = default_dataset()
-    corpus = data / "corpus.jsonl"
-    BM25Index(corpus)  # the shared cached index, built before the servers start
-    titles = [t for row in load_questions(str(data / "test.jsonl")) for t in row["metadata"]["chain"]]
-    queries = (titles * 4)[: 300 if args.quick else 2000]
+    corpus = generated_corpus(args.passages)
     result: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
-        "build": build(corpus),
+        "corpus": str(corpus.parent.name),
+        "build": load_index(corpus),  # the shared cached index, built (once) before the servers start
         "servers": [],
     }
-    for n in [1, 2] if args.quick else [1, 2, 4]:
+    # One query set per server count, none repeated within or across them.
+    queries = distinct_queries(corpus, args.queries * (len(args.servers) + 1))
+    warm, rest = queries[: args.queries], queries[args.queries :]
+    for i, n in enumerate(args.servers):
         servers = start_servers(n, corpus)
         try:
             urls = [url for _, url in servers]
-            drive(urls, queries[:50], 2 * n)  # warm-up: pages of the index come into the page cache
-            row = {"servers": n, **drive(urls, queries, 4 * n)}
+            drive(urls, warm[i * 50 : (i + 1) * 50], 1, 2)  # warm-up: the servers' code paths, not these queries
+            mine = rest[i * args.queries : (i + 1) * args.queries]
+            row = {"servers": n, **drive(urls, mine, args.loadgen_processes, args.clients)}
             if n == 1:
-                row["batched"] = batch_rate(urls[0], queries, 64)
+                row["batched"] = batch_rate(urls[0], warm[len(args.servers) * 50 :], 64)
             mems = [psutil.Process(proc.pid).memory_full_info() for proc, _ in servers]
             row["rss_mib_each"] = [round(m.rss / MIB, 1) for m in mems]
             row["uss_mib_each"] = [round(m.uss / MIB, 1) for m in mems]
             result["servers"].append(row)
-            print(json.dumps(row))
+            print(json.dumps(row), flush=True)
         finally:
             for proc, _ in servers:
                 proc.terminate()

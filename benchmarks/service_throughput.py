@@ -7,7 +7,10 @@ For each env (default: textcraft, babyai and the built-in guess), whole episodes
    one core, no HTTP: the ceiling;
 2. **through the service**, at each concurrency (1, 16, 64, 256 sessions at once),
    with 1 and with N server processes (``agenthub serve``, sessions spread
-   round-robin across them).
+   round-robin across them), over ``--rounds`` interleaved rounds (default 3): both
+   server sets run throughout and, within a round, each concurrency is measured on
+   one then the other; each figure is the median over rounds, kept beside the rounds'
+   own rates and latencies (the spread the summary shows with every verdict).
 
 Each action is picked from ``info['available_actions']`` (cycled), so every env
 plays the same way in-process and over HTTP. The load generator is
@@ -18,7 +21,7 @@ generator shares the machine with the servers, so absolute figures move with
 the machine's load: compare the ratios, which are measured side by side.
 
     pip install -e '.[bench]'
-    python benchmarks/service_throughput.py [ENV ...] [--seconds 4] [--concurrency 1 16 64 256] [--servers 2]
+    python benchmarks/service_throughput.py [ENV ...] [--seconds 2] [--rounds 3] [--concurrency 1 16 64 256]
     python benchmarks/service_throughput.py --quick      # smoke run, seconds; writes to a temp dir
 
 Writes benchmarks/results/service_throughput.json and .png (``--out`` elsewhere).
@@ -29,7 +32,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import platform
 import statistics
@@ -223,31 +225,58 @@ def running_servers(env: str, count: int, max_sessions: int) -> Iterator[list[Lo
             server.stop()
 
 
+SPREAD_KEYS = ("steps_per_s", "step_p50_ms", "step_p99_ms")
+"""Kept per round beside each cell's medians: the spread the page shows next to a verdict."""
+
+
+def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One cell over its rounds: the median of every figure, and each round's rates and latencies."""
+    merged: dict[str, Any] = {
+        key: statistics.median(row[key] for row in rows) for key, value in rows[0].items() if not isinstance(value, str)
+    }
+    merged["concurrency"], merged["servers"] = rows[0]["concurrency"], rows[0]["servers"]
+    merged["rounds"] = {key: [round(row[key], 3) for row in rows] for key in SPREAD_KEYS}
+    return merged
+
+
 def measure_env(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The in-process ceiling, then every service cell over interleaved rounds: medians and their spread.
+
+    The 1-server and N-server sets run at once and, within a round, each concurrency is measured on
+    one set then the other, so both see the same load; the ratio of N to 1 is taken per round.
+    """
     spec = get_plugin_host().env(name)
     tasks = task_ids(spec)
     ceiling = in_process(spec, args.seconds)
     print(f"{name:>10} in-process: {ceiling['steps_per_s']:8.0f} steps/s", flush=True)
-    service: dict[str, list[dict[str, Any]]] = {}
-    for count in sorted({1, args.servers}):
-        rows = service[str(count)] = []
+    counts = [str(n) for n in sorted({1, args.servers})]
+    samples: dict[str, dict[int, list[dict[str, Any]]]] = {n: {c: [] for c in args.concurrency} for n in counts}
+    with contextlib.ExitStack() as stack:
         # Enough session slots per server that the round-robin spread never meets a 503.
-        with running_servers(name, count, max_sessions=2 * max(args.concurrency)) as servers:
+        sets = {n: stack.enter_context(running_servers(name, int(n), 2 * max(args.concurrency))) for n in counts}
+        for round_ in range(args.rounds):
             for concurrency in args.concurrency:
-                with asyncio.Runner(loop_factory=_loop()) as runner:
-                    row = runner.run(through_service(servers, tasks, args.seconds, concurrency))
-                row["ratio_to_in_process"] = row["steps_per_s"] / ceiling["steps_per_s"]
-                rows.append(row)
-                print(
-                    f"{name:>10} servers={count} c={concurrency:<4} {row['steps_per_s']:8.0f} steps/s "
-                    f"p50 {row['step_p50_ms']:6.2f} ms p99 {row['step_p99_ms']:7.2f} ms "
-                    f"server {row['server_cpu_ms_per_step']:.3f} ms/step "
-                    f"loadgen {row['loadgen_cpu_ms_per_request']:.3f} ms/request",
-                    flush=True,
-                )
+                for count, servers in sets.items():
+                    with asyncio.Runner(loop_factory=_loop()) as runner:
+                        row = runner.run(through_service(servers, tasks, args.seconds, concurrency))
+                    samples[count][concurrency].append(row)
+                    print(
+                        f"{name:>10} round {round_ + 1} servers={count} c={concurrency:<4} "
+                        f"{row['steps_per_s']:8.0f} steps/s p50 {row['step_p50_ms']:6.2f} ms "
+                        f"p99 {row['step_p99_ms']:7.2f} ms server {row['server_cpu_ms_per_step']:.3f} ms/step "
+                        f"loadgen {row['loadgen_cpu_ms_per_request']:.3f} ms/request",
+                        flush=True,
+                    )
+    service = {n: [median_row(rows) for rows in by_c.values()] for n, by_c in samples.items()}
+    for row in (r for rows in service.values() for r in rows):
+        row["ratio_to_in_process"] = row["steps_per_s"] / ceiling["steps_per_s"]
     if args.servers != 1:
-        for one, many in zip(service["1"], service[str(args.servers)], strict=True):
-            many["ratio_to_one_server"] = many["steps_per_s"] / one["steps_per_s"]
+        many = str(args.servers)
+        for row in service[many]:
+            ones, manys = samples["1"][row["concurrency"]], samples[many][row["concurrency"]]
+            # A round where one server completed no step in the cell (a starved machine) has no ratio.
+            ratios = [m["steps_per_s"] / o["steps_per_s"] for o, m in zip(ones, manys, strict=True) if o["steps_per_s"]]
+            row["ratio_to_one_server"] = statistics.median(ratios) if ratios else None
     return {"in_process": ceiling, "service": service}
 
 
@@ -292,10 +321,6 @@ def compare(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "others_cpu_cores",
     )
     result: dict[str, Any] = {"env": name, "rounds": args.rounds, "seconds": args.seconds, "variants": {}}
-    if args.note:
-        result["note"] = args.note
-    result["command"] = "python benchmarks/service_throughput.py " + " ".join(sys.argv[1:])
-    result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     for label, by_concurrency in samples.items():
         result["variants"][label] = {
             "pythonpath": dict(args.compare).get(variants[label][0], here),
@@ -373,7 +398,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("envs", nargs="*", help=f"envs to measure (default: {' '.join(DEFAULT_ENVS)})")
-    parser.add_argument("--seconds", type=float, default=None, help="measured seconds per cell (default 4)")
+    parser.add_argument("--seconds", type=float, default=None, help="measured seconds per cell and round (default 2)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=None, help="default: 1 16 64 256")
     parser.add_argument("--servers", type=int, default=2, help="N in '1 versus N server processes' (default 2)")
     parser.add_argument("--quick", action="store_true", help="smoke run: guess only, 0.3 s cells; writes to a temp dir")
@@ -386,7 +411,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="instead of the full run: this checkout's server side by side with one run with PYTHONPATH=PATHS, "
         "which must hold an agenthub package: e.g. the core/ folder of a 'git worktree' of an older commit, "
         "plus its plugin folders (such as plugins/envs/textcraft) when their registration changed since; "
-        "repeatable; the result goes under 'before_after' in the JSON",
+        "repeatable; the result is written to service_compare.json, a result of its own",
     )
     parser.add_argument(
         "--busy-loops",
@@ -395,8 +420,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="instead of the full run: this checkout's server alone, side by side with the same server while N "
         "processes spin on the CPU (how the figures move when the machine is shared); combines with --compare",
     )
-    parser.add_argument("--note", default=None, help="a note kept with the --compare / --busy-loops result")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds for --compare (default 5)")
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="interleaved rounds (default 3; 5 for --compare and --busy-loops)"
+    )
     args = parser.parse_args(argv)
     pairs = []
     for item in args.compare:
@@ -409,7 +435,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.servers < 1:
         parser.error(f"--servers must be at least 1, got {args.servers}")
     args.envs = args.envs or (["guess"] if args.quick else DEFAULT_ENVS)
-    args.seconds = args.seconds or (0.3 if args.quick else 4.0)
+    args.seconds = args.seconds or (0.3 if args.quick else 2.0)
+    args.rounds = args.rounds or (5 if args.compare or args.busy_loops else 1 if args.quick else 3)
     args.concurrency = args.concurrency or ([1, 16] if args.quick else [1, 16, 64, 256])
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix="agenthub-bench-")) if args.quick else RESULTS
@@ -430,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "settings": {
             "seconds": args.seconds,
+            "rounds": args.rounds,
             "concurrency": args.concurrency,
             "servers": args.servers,
             "steps_per_episode": STEPS_PER_EPISODE,
@@ -440,10 +468,6 @@ def main(argv: list[str] | None = None) -> int:
     report["machine"]["load_average_1_5_15_after"] = [round(x, 2) for x in os.getloadavg()]
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / "service_throughput.json"
-    if out.is_file():  # before/after figures of server fixes are recorded by hand and kept across runs
-        earlier = json.loads(out.read_text())
-        if "before_after" in earlier:
-            report["before_after"] = earlier["before_after"]
     write_result(out, report, args)
     plot(report, args.out / "service_throughput.png")
     print(f"wrote {out} and {out.with_suffix('.png')}")
@@ -451,14 +475,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def main_compare(args: argparse.Namespace) -> int:
+    load_before = [round(x, 2) for x in os.getloadavg()]
     results = {name: compare(name, args) for name in args.envs}
     args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / "service_throughput.json"
-    report = json.loads(out.read_text()) if out.is_file() else {}
-    for name, result in results.items():  # added beside the comparisons already recorded
-        report.setdefault("before_after", {})[f"{name}: {' / '.join(result['variants'])}"] = result
+    out = args.out / "service_compare.json"  # a run of its own: nothing from another run is carried into it
+    machine = {
+        "cpus": os.cpu_count(),
+        "load_average_1_5_15_before": load_before,
+        "load_average_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
+    }
+    compared = {f"{name}: {' / '.join(result['variants'])}": result for name, result in results.items()}
+    report = {"machine": machine, "compared": compared}
     write_result(out, report, args)
-    print(f"wrote 'before_after' into {out}")
+    print(f"wrote {out}")
     return 0
 
 

@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -56,32 +55,12 @@ def load(results: Path, name: str) -> Json | None:
     return data
 
 
-def file_date(path: Path) -> str:
-    """When a result was written: its last commit, else its modification time (a file not yet committed)."""
-    try:
-        done = subprocess.run(
-            ["git", "log", "-1", "--format=%cs", "--", path.name],
-            cwd=path.parent,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        committed = done.stdout.strip() if done.returncode == 0 else ""
-    except (OSError, subprocess.SubprocessError):
-        committed = ""
-    if committed and not _modified_since_commit(path):
-        return f"{committed} (last commit of {path.name})"
-    return datetime.date.fromtimestamp(path.stat().st_mtime).isoformat() + f" ({path.name} written)"
-
-
-def _modified_since_commit(path: Path) -> bool:
-    try:
-        done = subprocess.run(
-            ["git", "status", "--porcelain", "--", path.name], cwd=path.parent, capture_output=True, text=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return True
-    return bool(done.stdout.strip())
+def result_date(result: Json) -> str:
+    """When a result was measured, from its own provenance block (never git or the file's mtime: the page
+    must render the same bytes from the same results, before and after they are committed)."""
+    block = result.get("provenance") or {}
+    when = block.get("finished") or block.get("measured_at") or result.get("measured_at")
+    return str(when) if when else "at an unrecorded date"
 
 
 # -- formatting ------------------------------------------------------------------------------
@@ -159,11 +138,34 @@ def memory_envs(memory: Json | None) -> dict[str, Json]:
     return {name: r for name, r in memory.get("envs", {}).items() if "error" not in r}
 
 
+def spread(row: Json, key: str, show: Callable[[float], str]) -> str:
+    """`` (median of N interleaved rounds: low to high)``, or `` (one round)`` for a result without rounds."""
+    values = (row.get("rounds") or {}).get(key) or []
+    if len(values) < 2:
+        return " (one round)"
+    return f" (median of {len(values)} interleaved rounds: {show(min(values))} to {show(max(values))})"
+
+
+def low_high(row: Json, key: str, show: Callable[[float], str]) -> str:
+    """`` (low-high)`` over a cell's rounds, for a table cell; nothing for a single round."""
+    values = (row.get("rounds") or {}).get(key) or []
+    return f" ({show(min(values))}-{show(max(values))})" if len(values) > 1 else ""
+
+
+def stale_note(name: str, result: Json | None) -> str:
+    """`` (from a stale result: ...)`` when the result a target is read from no longer checks out."""
+    if result is None:
+        return ""
+    fresh = freshness(name, result)
+    return "" if fresh.state == "current" else f"; from a **stale** result ({name}.json, see below)"
+
+
 def target_rows(service: Json | None, executor: Json | None, memory: Json | None) -> list[list[str]]:
     def check(row: Json | None, key: str, ok: Callable[[float], bool], show: Callable[[float], str]) -> list[str]:
         if row is None or row.get(key) is None:
             return ["not measured", verdict(None)]
-        return [show(row[key]), verdict(ok(row[key]))]
+        source = ("service_throughput", service) if row.get("servers") else ("executor_scaling", executor)
+        return [show(row[key]) + spread(row, key, show) + stale_note(*source), verdict(ok(row[key]))]
 
     at_64, at_1 = service_row(service, "textcraft", "1", 64), service_row(service, "textcraft", "1", 1)
     rows = [
@@ -180,7 +182,8 @@ def target_rows(service: Json | None, executor: Json | None, memory: Json | None
             *check(at_64, "step_p99_ms", lambda v: v <= P99_MS_AT_64, lambda v: f"{ms(v)} ms"),
         ],
         [
-            f"executor: speed-up over serial >= {SPEEDUP_AT_256_500MS:g}x at 256 concurrent episodes, 500 ms LLM",
+            f"executor: speed-up over serial >= {SPEEDUP_AT_256_500MS:g}x at 256 concurrent episodes, "
+            "500 ms LLM (fixed latency)",
             *check(
                 executor_row(executor, "500", 256),
                 "speedup_over_serial",
@@ -201,7 +204,7 @@ def target_rows(service: Json | None, executor: Json | None, memory: Json | None
             own = envs[name]["cycles"].get("server_process_growth_kib_per_1000")
             if own is not None and own <= envs[name]["cycles"]["tolerance_kib_per_1000"]:
                 shown += f"; {name}'s server process alone: {own:+.1f} KiB per 1,000 cycles (its child processes grow)"
-        rows.append([MEMORY_TARGET, shown, verdict(len(flat) == len(envs))])
+        rows.append([MEMORY_TARGET, shown + stale_note("env_plugins", memory), verdict(len(flat) == len(envs))])
     else:
         rows.append([MEMORY_TARGET, "not measured", verdict(None)])
     cells_measured = [
@@ -284,7 +287,10 @@ def service_section(service: Json | None, results: Path, docs: Path) -> list[str
     n = str(settings.get("servers", 2))
     lines += [
         f"Whole episodes (create with reset, {settings.get('steps_per_episode', '?')} steps, close) for "
-        f"{settings.get('seconds', '?')} s per cell; each action from `info['available_actions']`. "
+        f"{settings.get('seconds', '?')} s per cell and round, {settings.get('rounds', 1)} round(s): within a "
+        f"round each concurrency runs on 1 server, then on {n}, so both see the same load; every figure is "
+        "the median over rounds, and a ratio is the median of each round's ratio. "
+        "Each action is from `info['available_actions']`. "
         f"In-process (`spec.make()`, no HTTP, one core) is the ceiling. Load generator: "
         f"{settings.get('load_generator', '-')}. Load average {_load(machine.get('load_average_1_5_15_before'))} "
         f"before, {_load(machine.get('load_average_1_5_15_after'))} after. The column of other processes' CPU is "
@@ -304,10 +310,10 @@ def service_section(service: Json | None, results: Path, docs: Path) -> list[str
             rows.append(
                 [
                     str(one["concurrency"]),
-                    num(one["steps_per_s"]),
+                    num(one["steps_per_s"]) + low_high(one, "steps_per_s", num),
                     times(one.get("ratio_to_in_process")),
-                    f"{ms(one['step_p50_ms'])} / {ms(one['step_p99_ms'])}",
-                    "-" if many is None else num(many["steps_per_s"]),
+                    f"{ms(one['step_p50_ms'])} / {ms(one['step_p99_ms'])}" + low_high(one, "step_p99_ms", ms),
+                    "-" if many is None else num(many["steps_per_s"]) + low_high(many, "steps_per_s", num),
                     "-" if many is None else times(many.get("ratio_to_one_server")),
                     "-" if many is None else f"{ms(many['step_p50_ms'])} / {ms(many['step_p99_ms'])}",
                     f"{one['server_cpu_ms_per_step']:.3f}",
@@ -318,9 +324,9 @@ def service_section(service: Json | None, results: Path, docs: Path) -> list[str
         lines += table(
             [
                 "sessions",
-                "1 server steps/s",
+                "1 server steps/s (range over rounds)",
                 "service / in-process",
-                "p50 / p99 ms",
+                "p50 / p99 ms (p99's range)",
                 f"{n} servers steps/s",
                 f"{n} servers / 1",
                 f"{n} servers p50 / p99 ms",
@@ -331,13 +337,14 @@ def service_section(service: Json | None, results: Path, docs: Path) -> list[str
             rows,
         )
         lines.append("")
-    lines += p99_reading(service)
-    lines += before_after_service(service)
+    compared = load(results, "service_compare.json")
+    lines += p99_reading(service, compared)
+    lines += before_after_service(compared)
     lines += [*image(results, docs, "service_throughput.png", "service throughput and latency"), ""]
     return lines
 
 
-def p99_reading(service: Json) -> list[str]:
+def p99_reading(service: Json, compared: Json | None) -> list[str]:
     """What the p99 target at 64 sessions depends on, in this run's own figures."""
     row = service_row(service, "textcraft", "1", 64)
     if row is None:
@@ -350,8 +357,8 @@ def p99_reading(service: Json) -> list[str]:
         f"p99 step was {row['step_p99_ms'] / mean_ms:.1f}x that: the latency target is a throughput target "
         "in disguise, and it moves with whatever else the machine runs."
     )
-    for compared in service.get("before_after", {}).values():
-        variants = compared.get("variants", {})
+    for one in (compared or {}).get("compared", {}).values():
+        variants = one.get("variants", {})
         alone = variants.get("this checkout", {}).get("by_concurrency", {}).get("64")
         busy = next((v for v in variants.values() if v.get("busy_loops")), None)
         if alone is None or busy is None or "64" not in busy["by_concurrency"]:
@@ -366,15 +373,19 @@ def p99_reading(service: Json) -> list[str]:
     return [text, ""]
 
 
-def before_after_service(service: Json) -> list[str]:
+def before_after_service(compared_result: Json | None) -> list[str]:
+    """``service_compare.json`` (``service_throughput.py --compare / --busy-loops``), when one was run."""
     lines: list[str] = []
-    for env, compared in service.get("before_after", {}).items():
+    machine = (compared_result or {}).get("machine", {})
+    for env, compared in (compared_result or {}).get("compared", {}).items():
         variants = compared.get("variants", {})
         if len(variants) < 2:
             continue
         lines += [
-            f"Side by side on {compared.get('env', env)}, one server each, cells interleaved over "
-            f"{compared.get('rounds')} rounds of {compared.get('seconds')} s (medians). {compared.get('note', '')}",
+            f"Side by side on {compared.get('env', env)} (`service_compare.json`), one server each, cells "
+            f"interleaved over {compared.get('rounds')} rounds of {compared.get('seconds')} s (medians); load "
+            f"average {_load(machine.get('load_average_1_5_15_before'))} before, "
+            f"{_load(machine.get('load_average_1_5_15_after'))} after.",
             "",
         ]
         rows = []
@@ -406,17 +417,21 @@ def executor_section(executor: Json | None, results: Path, docs: Path) -> list[s
     settings = executor.get("settings", {})
     lines += [
         f"The hub `Executor` drives the `{settings.get('agent')}` agent against one `{settings.get('env')}` server; "
-        f"the LLM is an OpenAI-compatible stand-in with a fixed latency per turn; {settings.get('turns')}-turn "
-        "episodes. Speed-up is over concurrency 1 (serial) in the same run.",
+        f"{settings.get('turns')}-turn episodes; the LLM is an OpenAI-compatible stand-in "
+        "(`benchmarks/llm_stand_in.py`). Speed-up is over concurrency 1 (serial, "
+        f'{settings.get("serial_episodes", "a few")} episodes) in the same run; "of ideal" is the share of what '
+        "the model allows at that concurrency: concurrency / (turns x the stand-in's latency there).",
         "",
+        *stand_in_lines(executor.get("stand_in")),
     ]
     rows = []
-    for latency, cells in executor.get("latencies", {}).items():
+    for series, cells in executor.get("latencies", {}).items():
         for row in cells:
             rows.append(
                 [
-                    f"{latency} ms",
+                    series_label(series),
                     str(row["concurrency"]),
+                    "-" if row.get("llm_latency_ms") is None else f"{row['llm_latency_ms']:,.0f}",
                     f"{row['episodes_per_s']:.2f}",
                     times(row.get("speedup_over_serial")),
                     f"{row.get('efficiency', 0):.0%}",
@@ -426,8 +441,9 @@ def executor_section(executor: Json | None, results: Path, docs: Path) -> list[s
             )
     lines += table(
         [
-            "LLM latency",
+            "LLM",
             "concurrency",
+            "LLM latency there, ms",
             "episodes/s",
             "speed-up over serial",
             "of ideal",
@@ -436,7 +452,68 @@ def executor_section(executor: Json | None, results: Path, docs: Path) -> list[s
         ],
         rows,
     )
-    return [*lines, "", *image(results, docs, "executor_scaling.png", "executor scaling"), ""]
+    return [
+        *lines,
+        "",
+        *saturation_reading(executor.get("latencies", {}), (executor.get("stand_in") or {}).get("growth")),
+        *image(results, docs, "executor_scaling.png", "executor scaling"),
+        "",
+    ]
+
+
+def saturation_reading(latencies: dict[str, list[Json]], growth: float | None) -> list[str]:
+    """What the vLLM-shaped series shows, in its own figures: the speed-up levels off, the executor keeps up."""
+    loaded = next((rows for key, rows in latencies.items() if " " in key), None)
+    if not loaded or not growth or len(loaded) < 2:
+        return []
+    serial, top = loaded[0], max(loaded, key=lambda r: r["speedup_over_serial"] or 0)
+    shares = [r["efficiency"] for r in loaded[1:]]
+    return [
+        f"Under the vLLM-shaped stand-in the speed-up levels off at {times(top['speedup_over_serial'])} "
+        f"(concurrency {top['concurrency']}), where a fixed latency's ideal keeps growing with concurrency: past "
+        "a few requests in flight, more concurrency only lengthens every turn. The serial run itself reached "
+        f"{serial['efficiency']:.0%} of its ideal (the executor's own time per turn at concurrency 1), so a "
+        f"speed-up over it can exceed the model's bound of {1 / growth:.1f}x; the share of ideal at concurrency "
+        f"{loaded[1]['concurrency']} and above, {min(shares):.0%} to {max(shares):.0%}, says the executor is "
+        "not what limits it.",
+        "",
+    ]
+
+
+def series_label(key: str) -> str:
+    """``"500"``: a fixed latency; ``"50 vllm-shaped"``: 50 ms alone, growing with the requests in flight."""
+    latency, _, kind = key.partition(" ")
+    return f"{latency} ms alone, vLLM-shaped" if kind else f"{latency} ms fixed"
+
+
+def stand_in_lines(stand_in: Json | None) -> list[str]:
+    """The stand-in's curve and where its growth came from (executor_scaling.py's ``calibrate``)."""
+    if not stand_in:
+        return ["This result predates the load-dependent stand-in: every series is a fixed latency.", ""]
+    growth = stand_in["growth"]
+    text = (
+        f"Fixed series answer after the same delay at any concurrency: the executor's own cost. The vLLM-shaped "
+        f"series answers after `{stand_in['curve']}` with growth {growth:g}: each completion in flight adds "
+        f"{growth:.0%} of the latency alone, so the model's throughput can never exceed {1 / growth:.1f}x "
+        "its serial rate (concurrency / (1 + growth (concurrency - 1)) tends to 1 / growth), as a saturated "
+        "inference server's does."
+    )
+    cal = stand_in.get("calibration")
+    if cal:
+        text += (
+            f" Calibrated from `{cal['source']}` ({cal['config']}, vLLM's CPU build on this 2-core machine, "
+            f"measured {(cal.get('vllm_measured') or {}).get('start', 'at an unrecorded date')}): that result has "
+            f"one concurrency, {cal['concurrency']}, so its latency per turn there is read by Little's law "
+            f"({cal['concurrency']} x wall time / turns = {cal['turn_latency_at_c_s']:.2f} s), and the latency "
+            f"alone is bounded by the CPU a turn cost ({cal['cpu_s_per_turn']:.3f} s: a CPU-bound server cannot "
+            f"answer faster); the line through both, {cal['slowdown_at_c']:.2f}x slower at "
+            f"{cal['concurrency']}, gives growth = ({cal['slowdown_at_c']:.2f} - 1) / {cal['concurrency'] - 1}. "
+            "Only the curve's shape is taken: its latency alone is scaled down so the run fits in minutes; "
+            "speed-up and share of ideal do not depend on that scale."
+        )
+    else:
+        text += " Its growth was given on the command line (`--growth`), not calibrated."
+    return [text, ""]
 
 
 def memory_section(memory: Json | None, results: Path, docs: Path) -> list[str]:
@@ -542,7 +619,7 @@ def learning_section(learning: Json | None, path: Path, how: Json | None, docs: 
             *seeds_lines(path.parent / "trl_seeds.json", docs),
         ]
     how = how or {}
-    source = how.get("note") or f"From {path.name}, dated {file_date(path)}."
+    source = how.get("note") or f"From {path.name}, measured {result_date(learning)}."
     if learning.get("measured_at"):  # the result's own date beats a note from an older run_all
         source = f"Measured {learning['measured_at']} ({path.name})."
     before, after = learning["eval_before"], learning["eval_after"]
@@ -607,7 +684,7 @@ def seeds_lines(path: Path, docs: Path) -> list[str]:
         *lines,
         f"`{seeds['command'].strip()}` for seeds {seed_list([r['seed'] for r in seeds['seeds']])} "
         f"(`benchmarks/trl_seeds.py`), {seeds['parallel']} runs at a time with {seeds['threads_per_run']} torch "
-        f"thread each on {seeds['cpus']} CPUs, from {path.name}, dated {file_date(path)}. A seed learned when "
+        f"thread each on {seeds['cpus']} CPUs, from {path.name}, measured {result_date(seeds)}. A seed learned when "
         f"the mean training success of its last {seeds['final_steps']} steps and its final model's success on "
         f"{seeds['eval_episodes']} test episodes are both at least {level}: **learned in {s['learned']} of "
         f"{s['runs']}** (training success: {s['final_success_at_least_level']}, test success: "
@@ -662,6 +739,17 @@ def engines_section(engines: Json | None, results: Path, docs: Path) -> list[str
     return [*lines, "", *image(results, docs, "vllm_vs_hf.png", "vLLM against hf"), ""]
 
 
+def which_call(step_run: str | None, this_call: str) -> str:
+    """The run_all.py call a step belongs to: this one, an earlier one by its start, or one not recorded."""
+    if step_run == this_call:
+        return "this call"
+    try:
+        datetime.datetime.fromisoformat(step_run or "")
+    except ValueError:
+        return "an earlier call (its start not recorded)"
+    return f"the call started {step_run}"
+
+
 def runs_section(run: Json | None) -> list[str]:
     if run is None:
         return []
@@ -669,9 +757,12 @@ def runs_section(run: Json | None) -> list[str]:
         [
             name,
             f"`{step['command']}`",
+            str(step.get("started", "-")),
+            str(step.get("finished", "-")),
             f"{step['wall_s']:.0f} s",
             str(step["returncode"]),
             _load(step.get("load_average_before")),
+            which_call(step.get("run"), run["started"]),
         ]
         for name, steps in run.get("benchmarks", {}).items()
         for step in steps
@@ -680,9 +771,10 @@ def runs_section(run: Json | None) -> list[str]:
         "## How these figures were made",
         "",
         "`benchmarks/run_all.py` ran each part's benchmarks as subprocesses; its last call was "
-        f"`{run['command']}`, and parts that call did not run keep their record from an earlier one:",
+        f"`{run['command']}` ({run['started']} to {run['finished']}). A part that call did not run keeps its "
+        "record from the call that did, named in the last column:",
         "",
-        *table(["part", "command", "wall time", "exit code", "load average before"], rows),
+        *table(["part", "command", "started", "finished", "wall", "exit code", "load average before", "run"], rows),
         "",
     ]
 
@@ -706,12 +798,29 @@ def search_section(search: Json | None) -> list[str]:
     ]
     batched = next((r["batched"] for r in search.get("servers", []) if r.get("batched")), None)
     per_session = search.get("per_session", {})
+    first = (search.get("servers") or [{}])[0]
+    settings = (search.get("provenance") or {}).get("settings", {})
+    if "built_in_this_run" in build:  # the generated corpus at scale, a multi-process load generator
+        cached = "built in this run" if build["built_in_this_run"] else "loaded from the cache an earlier run built"
+        lines += [
+            f"`benchmarks/search_retrieval.py` on {build.get('passages', 0):,} generated passages "
+            f"({build.get('corpus_mib')} MiB, Zipf-distributed made-up words); the BM25 index (bm25s) took "
+            f"{build.get('build_s')} s to build and is {build.get('index_mib')} MiB on disk, {cached} "
+            f"(opened in {build.get('open_s')} s) and memory-mapped by every server. "
+            f"{first.get('queries', 0):,} distinct queries per server count, never repeated, through "
+            f"`agenthub serve-retriever`, one query a request, top 3, from {first.get('loadgen_processes')} "
+            f"load-generator processes of {settings.get('clients', '?')} connections each:",
+            "",
+        ]
+    else:
+        lines += [
+            f"`benchmarks/search_retrieval.py` on the generated corpus: {build.get('passages', 0):,} passages "
+            f"({build.get('corpus_mib')} MiB); the BM25 index (bm25s) built in {build.get('build_s')} s, "
+            f"{build.get('index_mib')} MiB on disk, memory-mapped by every server. Queries through "
+            "`agenthub serve-retriever`, one query a request, top 3, 4 clients a server:",
+            "",
+        ]
     lines += [
-        f"`benchmarks/search_retrieval.py` on the generated corpus: {build.get('passages', 0):,} passages "
-        f"({build.get('corpus_mib')} MiB); the BM25 index (bm25s) built in {build.get('build_s')} s, "
-        f"{build.get('index_mib')} MiB on disk, memory-mapped by every server. Queries through "
-        "`agenthub serve-retriever`, one query a request, top 3, 4 clients a server:",
-        "",
         *table(["servers", "queries/s", "p50 ms", "p99 ms", "RSS MiB each", "own (USS) MiB each"], rows),
         "",
     ]
@@ -812,7 +921,7 @@ def webarena_cycle_reading(cycles: Json, by_open: list[Json]) -> list[str]:
 
 
 def freshness_section(results: Path, learning_path: Path) -> list[str]:
-    """Each result's commit against the last change to the code it measured (benchmarks/provenance.py)."""
+    """Each result's provenance, read back by benchmarks/provenance.py: complete, unedited, code unchanged."""
     files = sorted(p for p in results.glob("*.json") if p.name != "run_all.json")
     if learning_path.is_file() and learning_path.resolve() not in {p.resolve() for p in files}:
         files.append(learning_path)
@@ -825,20 +934,27 @@ def freshness_section(results: Path, learning_path: Path) -> list[str]:
         if not isinstance(result, dict):
             continue
         fresh = freshness(path.stem, result)
-        mark = {"current": "current", "stale": "**stale**", "unknown": "commit unknown"}[fresh.state]
-        measured = (result.get("provenance") or {}).get("measured_at") or result.get("measured_at") or "-"
+        mark = {"current": "current", "stale": "**stale**", "unknown": "**stale** (undated)"}[fresh.state]
+        block = result.get("provenance") or {}
+        if block.get("settings", {}).get("quick"):
+            mark += ", `--quick` (small samples)"
+        started = block.get("started") or block.get("measured_at") or result.get("measured_at")
+        when = f"{started or '-'} to {block.get('finished') or '-'}"
         commit = "-" if fresh.commit is None else fresh.commit[:10] + ("+changes" if "+" in fresh.commit else "")
-        rows.append([path.name, commit, str(measured), mark, fresh.detail])
+        rows.append([path.name, commit, when, _load(block.get("load_average_start")), mark, fresh.detail])
     if not rows:
         return []
     return [
         "## Which code each result describes",
         "",
-        "Each result names the commit it measured; it is **stale** when the code it measures "
-        "(`benchmarks/provenance.py`, `MEASURED_CODE`) changed after that commit. Re-run a stale or "
-        "undated result's benchmark before quoting it.",
+        "Each result's provenance block (`benchmarks/provenance.py`) names the commit, when its script started "
+        "and finished, the load average at its start, its settings, a fingerprint of the code it measured "
+        "(`MEASURED_CODE`) and a digest of its figures. A result is **stale** when a field is missing, when "
+        "its figures were edited after its script wrote them, or when the measured code on disk differs from "
+        "the fingerprint; this column is rendered from those checks, not written by hand. Re-run a stale "
+        "result's benchmark before quoting it.",
         "",
-        *table(["result", "commit", "measured at", "state", "why"], rows),
+        *table(["result", "commit", "measured (start to end)", "load average at start", "state", "why"], rows),
         "",
     ]
 
@@ -885,8 +1001,11 @@ def render(results: Path, docs: Path) -> str:
         "",
         "Made by `python benchmarks/run_all.py` (each benchmark in `benchmarks/`, then this page); "
         "`python benchmarks/summarize.py` renders this page again from the JSON in "
-        f"`{Path(os.path.relpath(results, docs.parent)).as_posix()}/`. Figures depend on the machine; "
-        "the ratios, measured side by side in one run, carry over.",
+        f"`{Path(os.path.relpath(results, docs.parent)).as_posix()}/`, and nothing else: every figure, "
+        "date, load average and verdict below comes from a result a script wrote (its provenance block says "
+        "which run), and `tests/test_benchmark_provenance.py` fails when this page differs by a byte from "
+        "what the results render, or when a result was edited after its script wrote it. Figures depend on "
+        "the machine; the ratios, measured side by side in one run, carry over.",
         "",
         *machine_section(run, service),
         "## Targets",

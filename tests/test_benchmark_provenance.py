@@ -1,34 +1,120 @@
-"""Benchmark results name the code they measured, and the summary marks those that went stale.
+"""Benchmark results say where they came from, and the page is rendered from them alone.
 
-The git history is real: a small repository made in the test, with commits that change the
-measured code or something else.
+Every committed result either carries a complete provenance block (commit, start, end, load,
+settings, code fingerprint, digest of its figures) that still checks out, or the page marks it
+stale; a field added to a result by hand breaks its digest; docs/benchmarks.md is byte for byte
+what ``benchmarks/summarize.py`` renders from ``benchmarks/results``; run_all.json's timeline is
+one run's.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import itertools
 import json
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
-from types import ModuleType
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import provenance  # noqa: E402  (a benchmarks/ module, importable once its folder is on the path)
+import summarize  # noqa: E402
+
+RESULT_FILES = sorted(p for p in RESULTS.glob("*.json") if p.name != "run_all.json")
 
 
-def load_provenance() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmarks_provenance", ROOT / "benchmarks" / "provenance.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
+def read(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
 
 
-provenance = load_provenance()
+@pytest.fixture(scope="module")
+def page() -> str:
+    return str(summarize.render(RESULTS, summarize.DOCS))
+
+
+def test_the_page_re_renders_byte_for_byte_from_the_results(page: str) -> None:
+    committed = summarize.DOCS.read_text()
+    assert page == committed, (
+        "docs/benchmarks.md is not what benchmarks/summarize.py renders from benchmarks/results (a result, the "
+        "code it measured or the renderer changed since it was written): run `python benchmarks/summarize.py`"
+    )
+
+
+@pytest.mark.parametrize("path", RESULT_FILES, ids=lambda p: p.name)
+def test_every_result_has_complete_provenance_or_the_page_marks_it_stale(path: Path, page: str) -> None:
+    result = read(path)
+    fresh = provenance.freshness(path.stem, result)
+    [row] = [line for line in page.splitlines() if line.startswith(f"| {path.name} |")]
+    if fresh.state != "current":
+        assert "| **stale**" in row and fresh.detail in row, row
+        return
+    block = result["provenance"]
+    assert provenance.missing_fields(result) == []
+    assert block["commit"] and isinstance(block["settings"], dict)
+    started, finished = datetime.fromisoformat(block["started"]), datetime.fromisoformat(block["finished"])
+    assert started <= finished, f"{path.name}: started {started} after it finished {finished}"
+    for key in ("load_average_start", "load_average_end"):
+        assert len(block[key]) == 3 and all(x >= 0 for x in block[key]), (path.name, key)
+    assert "| current" in row, row
+
+
+@pytest.mark.parametrize("path", RESULT_FILES, ids=lambda p: p.name)
+def test_no_result_has_a_field_written_after_its_script_wrote_it(path: Path) -> None:
+    result = read(path)
+    block = result.get("provenance") or {}
+    if "digest" not in block:  # written before digests: it cannot be checked, so it must not count as current
+        assert provenance.freshness(path.stem, result).state != "current", path.name
+        return
+    assert block["digest"] == provenance.digest(result), (
+        f"{path.name} was edited after its script wrote it: re-run `python benchmarks/{path.stem}.py` "
+        "instead of writing figures or notes into a result by hand"
+    )
+
+
+def test_a_hand_written_field_makes_a_result_stale(tmp_path: Path) -> None:
+    path = tmp_path / "executor_scaling.json"
+    written = provenance.write_result(path, {"latencies": {"50": [{"concurrency": 1}]}}, {"quick": True})
+    assert provenance.freshness("executor_scaling", read(path)).state == "current"
+    edited = {**written, "before_after": {"note": "load average 2 (not measured by the script)"}}
+    fresh = provenance.freshness("executor_scaling", edited)
+    assert fresh.state == "stale" and "edited after its script wrote it" in fresh.detail
+
+
+def test_a_result_missing_a_provenance_field_is_stale_and_says_which(tmp_path: Path) -> None:
+    path = tmp_path / "service_throughput.json"
+    written = provenance.write_result(path, {"envs": {}}, {"seconds": 2})
+    del written["provenance"]["load_average_start"]
+    fresh = provenance.freshness("service_throughput", written)
+    assert fresh.state == "stale" and "lacks load_average_start" in fresh.detail
+    assert "python benchmarks/service_throughput.py" in fresh.detail
+
+
+def test_the_code_fingerprint_names_the_files_on_disk(tmp_path: Path) -> None:
+    paths = ["benchmarks/llm_stand_in.py", "benchmarks/lean_http.py"]
+    assert provenance.code_fingerprint(paths) == provenance.code_fingerprint(list(reversed(paths)))
+    assert provenance.code_fingerprint(paths) != provenance.code_fingerprint(paths[:1])
+
+
+def test_run_all_records_one_run_whose_steps_do_not_overlap() -> None:
+    record = read(RESULTS / "run_all.json")
+    started, finished = datetime.fromisoformat(record["started"]), datetime.fromisoformat(record["finished"])
+    this_call = [s for steps in record["benchmarks"].values() for s in steps if s.get("run") == record["started"]]
+    assert this_call, "run_all.json names no step of its own call: re-run `python benchmarks/run_all.py`"
+    spans = sorted((datetime.fromisoformat(s["started"]), datetime.fromisoformat(s["finished"])) for s in this_call)
+    for begin, end in spans:
+        assert started <= begin <= end <= finished, (begin, end, started, finished)
+    for (_, end), (begin, _) in itertools.pairwise(spans):
+        assert end <= begin, f"two steps of one run overlap: one ends {end}, the next began {begin}"
+    earlier = [s for steps in record["benchmarks"].values() for s in steps if s.get("run") != record["started"]]
+    assert all("run" in s for s in earlier), "a step carried from an earlier call must say which call (or None)"
 
 
 def git(repo: Path, *args: str) -> str:
@@ -38,79 +124,72 @@ def git(repo: Path, *args: str) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
+    """A real git repository holding a benchmark ``speed`` and the code it measures."""
     repo = tmp_path / "repo"
     (repo / "benchmarks").mkdir(parents=True)
     (repo / "core").mkdir()
     git(repo, "init", "-q")
     git(repo, "config", "user.email", "bench@example.invalid")
     git(repo, "config", "user.name", "bench")
+    for path, text in (("benchmarks/speed.py", "v1"), ("core/server.py", "v1"), ("README.md", "r")):
+        (repo / path).write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "first")
     return repo
 
 
-def commit_file(repo: Path, path: str, text: str) -> str:
-    (repo / path).write_text(text)
-    git(repo, "add", path)
-    git(repo, "commit", "-q", "-m", f"change {path}")
-    return git(repo, "rev-parse", "HEAD")
-
-
-def result_of(commit: str | None) -> dict[str, object]:
-    return {"provenance": {"commit": commit, "measures": ["benchmarks/speed.py", "core/server.py"]}}
-
-
-def test_a_written_result_carries_its_commit_the_code_it_measures_and_its_settings(tmp_path: Path) -> None:
-    args = argparse.Namespace(quick=True, out=tmp_path, envs=["guess", "maze"], seconds=1.5)
-    written = provenance.write_result(tmp_path / "service_throughput.json", {"rows": [1, 2]}, args)
-    on_disk = json.loads((tmp_path / "service_throughput.json").read_text())
-    assert on_disk == written and on_disk["rows"] == [1, 2]
-    block = on_disk["provenance"]
-    assert block["commit"].removesuffix("+changes") == git(ROOT, "rev-parse", "HEAD")
-    assert block["measures"] == ["benchmarks/service_throughput.py", "core/agenthub/service"]
-    assert block["settings"] == {"envs": ["guess", "maze"], "out": str(tmp_path), "quick": True, "seconds": 1.5}
-    assert block["measured_at"].endswith("+00:00")
+def measured_in(repo: Path) -> dict[str, Any]:
+    """A result of ``speed`` as write_result would make it in ``repo`` (measuring core/)."""
+    paths = ["benchmarks/speed.py", "core"]
+    body: dict[str, Any] = {"rows": [1, 2]}
+    block = {
+        "commit": git(repo, "rev-parse", "HEAD"), "started": "2026-01-01T00:00:00+00:00",
+        "finished": "2026-01-01T00:01:00+00:00", "load_average_start": [0.5, 0.5, 0.5],
+        "load_average_end": [0.6, 0.5, 0.5], "measures": paths, "settings": {},
+        "code": provenance.code_fingerprint(paths, repo), "digest": provenance.digest(body),
+    }  # fmt: skip
+    return {**body, "provenance": block}
 
 
 def test_a_result_is_stale_once_the_code_it_measured_changes_and_not_before(repo: Path) -> None:
-    measured = commit_file(repo, "core/server.py", "v1")
-    assert provenance.freshness("speed", result_of(measured), root=repo).state == "current"
-
-    commit_file(repo, "README.md", "unrelated")
-    assert provenance.freshness("speed", result_of(measured), root=repo).state == "current"
-
-    changed = commit_file(repo, "core/server.py", "v2")
-    stale = provenance.freshness("speed", result_of(measured), root=repo)
-    assert stale.state == "stale" and changed[:10] in stale.detail
-
-    script_changed = commit_file(repo, "benchmarks/speed.py", "faster")
-    assert provenance.freshness("speed", result_of(changed), root=repo).detail.startswith(
-        f"the measured code changed in {script_changed[:10]}"
-    )
+    result = measured_in(repo)
+    assert provenance.freshness("speed", result, root=repo).state == "current"
+    (repo / "README.md").write_text("unrelated")
+    assert provenance.freshness("speed", result, root=repo).state == "current"
+    (repo / "core" / "server.py").write_text("v2")  # uncommitted: the code on disk is what counts
+    stale = provenance.freshness("speed", result, root=repo)
+    assert stale.state == "stale" and "changed since" in stale.detail
 
 
-def test_results_without_a_commit_or_with_a_foreign_one_are_marked_unknown(repo: Path) -> None:
-    commit_file(repo, "core/server.py", "v1")
-    undated = provenance.freshness("speed", {"rows": []}, root=repo)
-    assert (undated.state, undated.commit) == ("unknown", None)
-    assert undated.detail.startswith("commit unknown")
-    foreign = provenance.freshness("speed", result_of("0" * 40), root=repo)
-    assert foreign.state == "unknown" and "not in this repository's history" in foreign.detail
-    # The commit key that results carried before the provenance block still counts.
-    older = provenance.freshness("speed", {"commit": git(repo, "rev-parse", "HEAD") + "+changes"}, root=repo)
-    assert older.state == "current" and older.detail.endswith("with uncommitted changes")
+def test_a_result_measured_on_uncommitted_changes_stays_current_once_they_are_committed(repo: Path) -> None:
+    (repo / "core" / "server.py").write_text("v2")
+    result = measured_in(repo)
+    git(repo, "commit", "-q", "-am", "the measured change")
+    assert provenance.freshness("speed", result, root=repo).state == "current"
 
 
-def test_the_summary_lists_each_result_with_its_state(tmp_path: Path) -> None:
-    results = tmp_path / "results"
-    results.mkdir()
-    head = git(ROOT, "rev-parse", "HEAD")
-    (results / "viewer_index.json").write_text(json.dumps({"provenance": {"commit": head}}))
-    (results / "search_retrieval.json").write_text(json.dumps({"rows": []}))
-    out = tmp_path / "benchmarks.md"
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "summarize.py"), "--results", str(results), "--out", str(out)],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in out.read_text().splitlines() if ".json | " in line}
-    assert f"| {head[:10]} |" in rows["viewer_index.json"] and "| current |" in rows["viewer_index.json"]
-    assert "| commit unknown |" in rows["search_retrieval.json"]
+def test_a_written_result_carries_its_commit_times_load_and_settings(tmp_path: Path) -> None:
+    args = argparse.Namespace(quick=True, out=tmp_path, envs=["guess", "maze"], seconds=1.5)
+    written = provenance.write_result(tmp_path / "service_throughput.json", {"rows": [1, 2]}, args)
+    assert read(tmp_path / "service_throughput.json") == written
+    block = written["provenance"]
+    assert block["commit"].removesuffix("+changes") == git(ROOT, "rev-parse", "HEAD")
+    assert block["measures"] == ["benchmarks/service_throughput.py", "core/agenthub/service", "benchmarks/lean_http.py"]
+    assert block["settings"] == {"envs": ["guess", "maze"], "out": str(tmp_path), "quick": True, "seconds": 1.5}
+    assert block["started"] <= block["finished"] and block["finished"].endswith("+00:00")
+
+
+def test_a_result_whose_code_changed_while_it_ran_is_stale(tmp_path: Path) -> None:
+    written = provenance.write_result(tmp_path / "executor_scaling.json", {"latencies": {}}, {})
+    assert written["provenance"]["code_changed_during_run"] is False  # this test is no benchmark run
+    written["provenance"]["code_changed_during_run"] = True
+    fresh = provenance.freshness("executor_scaling", written)
+    assert fresh.state == "stale" and "changed while it ran" in fresh.detail
+
+
+def test_the_code_is_fingerprinted_as_a_benchmark_starts_for_every_result_its_script_writes() -> None:
+    at_start = provenance._code_at_start("service_throughput")
+    assert set(at_start) == {"service_throughput", "service_compare"} and all(at_start.values())
+    now = provenance.code_fingerprint(provenance.measured_paths("service_throughput"))
+    assert at_start["service_throughput"] == now
+    assert provenance._code_at_start("pytest") == {}  # imported by a test or a tool: nothing to compare

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,13 +53,55 @@ def test_executor_scaling_benchmark_quick_mode_runs_real_episodes_and_writes_its
 ) -> None:
     run_benchmark("executor_scaling.py", "--quick", "--out", str(tmp_path))
     report = json.loads((tmp_path / "executor_scaling.json").read_text())
-    rows = report["latencies"]["5"]
-    assert [r["concurrency"] for r in rows] == [1, 8]
-    for row in rows:  # every episode ran its 10 turns through the stand-in LLM and the env server
-        assert row["episodes"] > 0 and row["executor_cpu_ms_per_turn"] > 0
-        assert row["env_server_cpu_ms_per_turn"] >= 0 and row["llm_stand_in_cpu_ms_per_turn"] >= 0
-    assert rows[0]["speedup_over_serial"] == 1.0
+    fixed, loaded = report["latencies"]["5"], report["latencies"]["5 vllm-shaped"]
+    growth = report["stand_in"]["growth"]
+    assert growth > 0 and report["stand_in"]["calibration"]["source"].endswith("vllm_vs_hf.json")
+    for rows, grows in ((fixed, 0.0), (loaded, growth)):
+        assert [r["concurrency"] for r in rows] == [1, 8]
+        assert rows[0]["episodes"] >= 20 and rows[0]["speedup_over_serial"] == 1.0  # the serial baseline
+        for row in rows:  # every episode ran its 10 turns through the stand-in LLM and the env server
+            assert row["episodes"] > 0 and row["executor_cpu_ms_per_turn"] > 0 and row["efficiency"] > 0
+            assert row["env_server_cpu_ms_per_turn"] >= 0 and row["llm_stand_in_cpu_ms_per_turn"] >= 0
+            assert row["llm_latency_ms"] == round(5 * (1 + grows * (row["concurrency"] - 1)), 1)
     assert (tmp_path / "executor_scaling.png").stat().st_size > 0
+
+
+def test_the_stand_in_llm_answers_slower_the_more_completions_are_in_flight() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from executor_scaling import StandInLLM
+
+    async def timed(url: str, concurrent: int) -> list[float]:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+
+            async def one() -> float:
+                started = time.perf_counter()
+                reply = await client.post("/chat/completions", json={"model": "stand-in", "messages": []})
+                assert reply.status_code == 200 and "Action: look" in reply.text
+                return time.perf_counter() - started
+
+            return list(await asyncio.gather(*(one() for _ in range(concurrent))))
+
+    llm = StandInLLM(latency_ms=40, growth=1.0)
+    try:
+        [alone] = asyncio.run(timed(llm.url, 1))
+        together = asyncio.run(timed(llm.url, 8))
+    finally:
+        llm.stop()
+    # 40 ms alone; the k-th of 8 arrivals waits 40 * k ms (1 + 1.0 * (k - 1)), up to 320 ms.
+    assert 0.035 <= alone < 0.2 and max(together) >= 0.3 > 0.2 > min(together) >= 0.035, (alone, together)
+
+
+def test_the_stand_in_growth_is_calibrated_from_the_vllm_result() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from executor_scaling import calibrate
+
+    vllm = {
+        "concurrency": 16,
+        "results": {"vllm-openai": {"rounds": [{"wall_s": 50.0, "turns": 200, "cpu_s": 100.0}]}},
+    }
+    cal = calibrate(vllm)  # a turn at 16: 16 * 50 / 200 = 4 s; alone: 100 / 200 = 0.5 s; 8x slower
+    assert (cal["turn_latency_at_c_s"], cal["cpu_s_per_turn"], cal["slowdown_at_c"]) == (4.0, 0.5, 8.0)
+    assert cal["growth"] == round(7 / 15, 4)
 
 
 TARGET_ROWS = (
@@ -103,6 +148,8 @@ def test_run_all_quick_runs_a_part_as_a_subprocess_and_writes_its_record_and_sum
     record = json.loads((tmp_path / "run_all.json").read_text())
     [step] = record["benchmarks"]["memory"]
     assert step["returncode"] == 0 and "env_plugins.py --quick" in step["command"]
+    assert record["started"] <= step["started"] <= step["finished"] <= record["finished"]
+    assert step["run"] == record["started"]
     assert record["machine"]["cpus"] and record["load_average_before"]
     summary = (tmp_path / "benchmarks.md").read_text()  # --quick keeps the summary beside its results
     assert "| guess |" in summary and "env_plugins.png" in summary
@@ -126,7 +173,9 @@ def test_service_throughput_busy_loops_mode_records_both_variants_side_by_side(t
         "service_throughput.py", "guess", "--busy-loops", "1", "--concurrency", "1", "--rounds", "1",
         "--seconds", "0.3", "--out", str(tmp_path),
     )  # fmt: skip
-    [compared] = json.loads((tmp_path / "service_throughput.json").read_text())["before_after"].values()
+    written = json.loads((tmp_path / "service_compare.json").read_text())  # a result of its own, one run
+    [compared] = written["compared"].values()
+    assert written["provenance"]["settings"]["busy_loops"] == 1
     assert [v["busy_loops"] for v in compared["variants"].values()] == [0, 1]
     for variant in compared["variants"].values():
         row = variant["by_concurrency"]["1"]
@@ -194,3 +243,23 @@ def test_ray_scaling_benchmark_quick_mode_runs_on_a_real_cluster_and_renders_its
     assert (tmp_path / "ray_scaling.png").stat().st_size > 0
     section = "\n".join(section_lines(report, tmp_path, tmp_path / "benchmarks.md"))
     assert "## 9. Ray backend" in section and "| oracle | 2 |" in section
+
+
+def test_search_benchmark_generates_its_corpus_once_and_never_repeats_a_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("agenthub_env_search")
+    monkeypatch.setenv("AGENTHUB_SEARCH_CACHE", str(tmp_path))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from search_retrieval import distinct_queries, generated_corpus
+
+    corpus = generated_corpus(2000, seed=3)
+    lines = corpus.read_text().splitlines()
+    assert len(lines) == 2000 and corpus.is_relative_to(tmp_path)
+    row = json.loads(lines[7])
+    title, _, text = row["contents"].partition("\n")
+    assert row["id"] == "7" and text.startswith(title) and 20 <= len(text.split()) - 2 <= 40
+    mtime = corpus.stat().st_mtime_ns
+    assert generated_corpus(2000, seed=3) == corpus and corpus.stat().st_mtime_ns == mtime  # cached, not rewritten
+    queries = distinct_queries(corpus, 500)
+    assert len(queries) == len(set(queries)) == 500

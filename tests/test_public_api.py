@@ -29,18 +29,6 @@ PUBLIC_MODULES = (
 )
 SKIPPED_DIRS = {".venv", "build", "dist", "node_modules", "__pycache__"}
 
-# Tests that replace an internal function on purpose, to show that a check catches an engine
-# that re-encodes text instead of returning the sampled tokens: patching the public name would
-# not reach the executor, which calls the function through its own module. The TRL test records
-# the env pool that the Ray backend's launch_on_ray returns, wrapping the function where it is called.
-ALLOWED_PRIVATE = {
-    ("plugins/trainers/trl/tests/test_trl_grpo.py", "agenthub.rollout.ray"),
-    ("plugins/trainers/areal/tests/test_areal_sampled_tokens.py", "agenthub.rollout.policy"),
-    ("plugins/trainers/openrlhf/tests/test_openrlhf_sampled_tokens.py", "agenthub.rollout.policy"),
-    ("plugins/trainers/swift/tests/test_swift_sampled_tokens.py", "agenthub.rollout.policy"),
-    ("plugins/trainers/verl/tests/test_verl_sampled_tokens.py", "agenthub.rollout.policy"),
-}
-
 
 @dataclass(frozen=True)
 class AgenthubImport:
@@ -74,8 +62,6 @@ def private_uses(imports: list[AgenthubImport]) -> list[str]:
     public = {name: set(importlib.import_module(name).__all__) for name in PUBLIC_MODULES}
     problems = []
     for use in imports:
-        if (use.path, use.module) in ALLOWED_PRIVATE:
-            continue
         if use.module not in public:
             homes = sorted({m for name in use.names for m in PUBLIC_MODULES if name in public[m]})
             hint = f"import it from {' or '.join(homes)}" if homes else "export what it needs from a public module"

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agenthub._version import __version__
+from agenthub.env_reset import ResetStart, begin_reset
 from agenthub.errors import (
     AgenthubError,
     ConfigError,
@@ -37,7 +38,7 @@ from agenthub.protocols import (
     StepTuple,
     Trainer,
 )
-from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, HorizonSpec, TrainerSpec
+from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, Footprint, HorizonSpec, TrainerSpec
 from agenthub.types import (
     PROTOCOL_VERSION,
     Action,
@@ -62,10 +63,11 @@ if TYPE_CHECKING:
     from agenthub.processes import popen, watch_parent
     from agenthub.rollout.episode_loop import play_episode
     from agenthub.rollout.token_assembly import ContextLengthExceeded
-    from agenthub.service.client import EnvClient, RemoteSession, SyncEnvClient
+    from agenthub.service.async_client import EnvClient, RemoteSession
     from agenthub.service.launcher import LocalServer, ServerStartError, ThreadedServer
     from agenthub.service.server import create_app
     from agenthub.service.settings import ServiceSettings, apply_env_defaults
+    from agenthub.service.sync_client import SyncEnvClient
 
 __getattr__ = lazy_exports(
     __name__,
@@ -75,9 +77,9 @@ __getattr__ = lazy_exports(
         "watch_parent": "agenthub.processes",
         "ContextLengthExceeded": "agenthub.rollout.token_assembly",
         "play_episode": "agenthub.rollout.episode_loop",
-        "EnvClient": "agenthub.service.client",
-        "RemoteSession": "agenthub.service.client",
-        "SyncEnvClient": "agenthub.service.client",
+        "EnvClient": "agenthub.service.async_client",
+        "RemoteSession": "agenthub.service.async_client",
+        "SyncEnvClient": "agenthub.service.sync_client",
         "RemoteGymEnv": "agenthub.gymnasium.remote_env",
         "LocalServer": "agenthub.service.launcher",
         "ServerStartError": "agenthub.service.launcher",
@@ -106,6 +108,7 @@ __all__ = [
     "EnvSpec",
     "Environment",
     "EpisodeDoneError",
+    "Footprint",
     "HorizonSchedule",
     "HorizonSpec",
     "LocalServer",
@@ -116,6 +119,7 @@ __all__ = [
     "PluginHost",
     "RemoteGymEnv",
     "RemoteSession",
+    "ResetStart",
     "SeatStep",
     "ServerBusyError",
     "ServerStartError",
@@ -138,6 +142,7 @@ __all__ = [
     "UnknownNameError",
     "__version__",
     "apply_env_defaults",
+    "begin_reset",
     "create_app",
     "get_plugin_host",
     "hookimpl",

@@ -14,6 +14,7 @@ Environment variables:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -27,6 +28,7 @@ import pluggy
 
 from agenthub import hookspecs
 from agenthub._version import __version__
+from agenthub.cli.plugin_catalogue import shipped
 from agenthub.errors import ConfigError, PluginError, UnknownNameError
 from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, HorizonSpec, Spec, TrainerSpec
 
@@ -38,6 +40,14 @@ ORACLE = "oracle"
 BUILTIN_PLUGINS = {"builtin": "agenthub.builtin.plugin", "builtin-commands": "agenthub.cli.builtin_commands"}
 
 S = TypeVar("S", EnvSpec, AgentSpec, TrainerSpec, CommandSpec, HorizonSpec)
+
+
+@functools.cache
+def _first_party() -> dict[str, str]:
+    """Short name -> kind of the first-party plugins (package data: no distribution listing, for the hint is
+    built on every lookup), so a missing one's hint names its install command."""
+    return dict(shipped())
+
 
 _HOOKS: dict[str, tuple[str, type[Spec]]] = {
     "agenthub_register_envs": ("env", EnvSpec),
@@ -199,11 +209,9 @@ class PluginHost:
     # -- lookups ------------------------------------------------------------
 
     def _failed_hint(self, kind: str = "", name: str = "") -> str:
-        from agenthub.cli.install_command import FIRST_PARTY  # this repository's plugins, by short name
-
         failed = [r.name for r in self.records.values() if r.errors]
         hint = "Install more with `agenthub install NAME`"
-        if kind and FIRST_PARTY.get(name) == kind:
+        if kind and name and _first_party().get(name) == kind:
             hint = f"{kind} {name!r} is a plugin of its own: install it with `agenthub install {kind}-{name}`"
         if failed:
             hint += f"; plugins that failed to load: {', '.join(sorted(failed))} (see `agenthub plugins`)"

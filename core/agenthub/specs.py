@@ -57,6 +57,45 @@ def _check_name(name: str, kind: str) -> None:
         raise PluginError(f"{kind} name {name!r} must be non-empty and use only letters, digits, '-', '_' and '.'")
 
 
+FOOTPRINT_SLACK_MIB = 64
+"""Added to a server's measured memory wherever it is reserved (a pod's request, a Ray worker): the allocator,
+imported plugins and the HTTP stack beyond the RSS a benchmark saw."""
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What one server of an env costs on a node, as its plugin's benchmark measured it: the figures that
+    ``agenthub deploy k8s`` requests for a pod and the Ray backend reserves for a server (docs/kubernetes.md)."""
+
+    base_mib: float
+    """Resident memory of a server with no session open (``benchmarks/env_plugins.py``'s ``rss_0_mib``)."""
+    per_session_mib: float
+    """Memory each open session adds (its ``per_session_kib`` / 1024), rounded up."""
+    cpus: float = 1.0
+    """CPUs a server keeps busy: a server is one process running one event loop, so 1 unless the env does its
+    work in processes of its own."""
+    source: str = ""
+    """Where the figures come from: the benchmark and its result file."""
+
+    def __post_init__(self) -> None:
+        if self.base_mib < 0 or self.per_session_mib <= 0 or self.cpus < 0:
+            raise PluginError(
+                f"a footprint needs base_mib >= 0, per_session_mib > 0 and cpus >= 0, got base_mib={self.base_mib}, "
+                f"per_session_mib={self.per_session_mib}, cpus={self.cpus}; measure them with benchmarks/env_plugins.py"
+            )
+
+    def with_per_session_mib(self, per_session_mib: float | None, source: str) -> Footprint:
+        """This footprint with a user's figure for a session (None: unchanged)."""
+        if per_session_mib is None:
+            return self
+        return Footprint(self.base_mib, per_session_mib, self.cpus, source)
+
+
+DEFAULT_FOOTPRINT = Footprint(256.0, 16.0, source="default: the env declares no footprint")
+"""For an env that declares none: generous for a pure-Python env. Measure yours (``benchmarks/env_plugins.py``)
+and declare it in its ``EnvSpec``."""
+
+
 @dataclass(frozen=True)
 class EnvSpec:
     """An environment: how to build it and what the service advertises about it."""
@@ -97,9 +136,14 @@ class EnvSpec:
     settings: tuple[str, ...] | None = None
     """The names ``env_kwargs.KEY=`` may use, for a factory that takes ``**kwargs``; None: read from the
     factory's signature (``agenthub.option_checks``), so that a misspelt one is refused before a server starts."""
+    footprint: Footprint = DEFAULT_FOOTPRINT
+    """A server's memory and CPU, as the plugin's benchmark measured them; Kubernetes and the Ray backend size
+    servers by it. Not sent in ``/v1/info``."""
 
     def __post_init__(self) -> None:
         _check_name(self.name, "env")
+        if not isinstance(self.footprint, Footprint):
+            raise PluginError(f"env {self.name!r}: footprint must be an agenthub.Footprint, got {self.footprint!r}")
         if self.default_max_turns < 1:
             raise PluginError(f"env {self.name!r}: default_max_turns must be >= 1, got {self.default_max_turns}")
         if isinstance(self.max_action_chars, bool) or not isinstance(self.max_action_chars, int):

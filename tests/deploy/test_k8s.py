@@ -20,16 +20,17 @@ from agenthub import get_plugin_host
 from agenthub.cli.main import main
 from agenthub.deploy.hardening import RUN_AS
 from agenthub.deploy.k8s import (
-    MEASURED,
     SESSIONS_METRIC,
     SLACK_MIB,
     K8sConfig,
+    cpu_request,
     manifests,
     memory_mib,
     rayjob_schema,
     validate,
 )
-from agenthub.errors import ConfigError
+from agenthub.errors import ConfigError, PluginError
+from agenthub.specs import DEFAULT_FOOTPRINT, EnvSpec, Footprint
 
 pytest.importorskip("kubernetes_validate")
 ROOT = Path(__file__).resolve().parents[2]
@@ -297,12 +298,17 @@ def test_unknown_env_and_bad_options_are_clear_errors(tmp_path: Path, capsys: py
     assert not list(tmp_path.iterdir())  # nothing written on an error
 
 
-def test_measured_footprints_match_the_benchmark_results() -> None:
+MEASURED_BY_ENV_PLUGINS = ("guess", "trail", "maze", "wordle", "textcraft", "babyai", "textworld", "sciworld")
+"""The envs benchmarks/env_plugins.py measured (its result file's envs): each declares what it measured."""
+
+
+def test_each_measured_env_declares_its_benchmark_figures_in_its_spec() -> None:
     results = json.loads((ROOT / "benchmarks/results/env_plugins.json").read_text())["envs"]
     packed = json.loads((ROOT / "benchmarks/results/sciworld_packing.json").read_text())["modes"]["packed"]
-    for name, fp in MEASURED.items():
-        if name == "webarena":  # a process tree with a browser: its own benchmark, checked below
-            continue
+    assert set(results) == set(MEASURED_BY_ENV_PLUGINS), "a newly measured env: declare its footprint in its EnvSpec"
+    for name in MEASURED_BY_ENV_PLUGINS:
+        fp = get_plugin_host().env(name).footprint
+        assert fp is not DEFAULT_FOOTPRINT and "env_plugins.json" in fp.source, name
         memory = results[name]["memory"]
         assert fp.base_mib >= memory["rss_0_mib"] and fp.base_mib - memory["rss_0_mib"] < 1.5, name
         per = memory["per_session_kib"] / 1024
@@ -310,14 +316,63 @@ def test_measured_footprints_match_the_benchmark_results() -> None:
             assert per < packed["idle"]["per_session_rss_mib"], "packing no longer shares the idle JVM"
             per = packed["idle"]["per_session_rss_mib"]
         assert fp.per_session_mib >= per and fp.per_session_mib - per < 0.5, name
+        assert fp.cpus == 1.0, name  # one event loop a server
+
+
+def test_the_manifests_size_a_pod_from_the_envs_spec(tmp_path: Path) -> None:
+    """An env declares its footprint in its EnvSpec; deploy k8s reads nothing else (no table of envs)."""
+    spec = EnvSpec(
+        name="sized",
+        factory="agenthub.builtin.guess:GuessNumberEnv",
+        splits={},
+        default_max_turns=1,
+        service_defaults={"max_sessions": 10},
+        footprint=Footprint(100.0, 2.5, cpus=0.25, source="a test"),
+    )
+    config = K8sConfig(env="sized")
+    assert memory_mib(spec, config, 10)[:2] == (189, 284)  # 100 + 2.5 x 10 + 64, then x 1.5 rounded up
+    assert cpu_request(spec, config) == "250m" and cpu_request(spec, K8sConfig(env="sized", cpu="2")) == "2"
+    container = manifests(spec, config)["env.yaml"][0]["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"] == {"requests": {"cpu": "250m", "memory": "189Mi"}, "limits": {"memory": "284Mi"}}
+    # one that declares none gets the default, and says so
+    bare = EnvSpec(name="bare", factory="agenthub.builtin.guess:GuessNumberEnv", splits={}, default_max_turns=1)
+    request, _, fp = memory_mib(bare, K8sConfig(env="bare"), 256)
+    assert fp is DEFAULT_FOOTPRINT and "declares no footprint" in fp.source
+    assert request == math.ceil(256 + 16 * 256 + SLACK_MIB) and cpu_request(bare, K8sConfig(env="bare")) == "1"
+
+
+@pytest.mark.parametrize("name", ["guess", "sciworld", "webarena", "search"])
+def test_ray_reserves_what_the_pod_requests(name: str) -> None:
+    """Both read the env's spec: the Ray backend's server and session figures are the manifests' own."""
+    from agenthub.rollout.ray.resources import env_resources
+
+    spec = get_plugin_host().env(name)
+    ray = env_resources(name)
+    request, _, fp = memory_mib(spec, K8sConfig(env=name), 1)
+    assert fp == spec.footprint and ray.source == fp.source
+    assert (ray.cpus_per_server, ray.memory_mib_per_session) == (fp.cpus, fp.per_session_mib)
+    assert request == math.ceil(ray.memory_mib_per_server + ray.memory_mib_per_session)
+
+
+def test_a_footprint_refuses_figures_that_cannot_size_a_server() -> None:
+    with pytest.raises(PluginError, match="per_session_mib > 0"):
+        Footprint(50.0, 0.0)
+    with pytest.raises(PluginError, match=r"footprint must be an agenthub\.Footprint"):
+        EnvSpec(name="x", factory="m:f", splits={}, default_max_turns=1, footprint=(1, 2))  # type: ignore[arg-type]
+
+
+def test_the_footprint_stays_off_the_wire() -> None:
+    """Older clients refuse unknown /v1/info fields (EnvInfo forbids extras): the footprint is not sent."""
+    info = get_plugin_host().env("webarena").info().model_dump()
+    assert not {"footprint", "base_mib", "per_session_mib", "cpus"} & set(info)
 
 
 def test_webarenas_footprint_covers_its_measurement() -> None:
     """benchmarks/webarena_env.py measured the PSS of a server's whole tree (server, driver, Chromium, shop) with
     1, 4, 8 and 16 sessions open: the request (footprint + slack) covers each point, the footprint alone from 8."""
     memory = json.loads((ROOT / "benchmarks/results/webarena_env.json").read_text())["memory_per_session"]
-    fp = MEASURED["webarena"]
-    assert fp.base_mib >= memory["idle_tree_mb"]
+    fp = get_plugin_host().env("webarena").footprint
+    assert "webarena_env.json" in fp.source and fp.base_mib >= memory["idle_tree_mb"]
     for point in memory["by_open_sessions"]:
         sized = fp.base_mib + fp.per_session_mib * point["open_sessions"]
         assert sized + SLACK_MIB >= point["tree_mb"], point

@@ -15,6 +15,9 @@ from agenthub.errors import ConfigError, UnknownNameError
 from agenthub.plugins import set_plugin_host
 from agenthub.rollout.token_assembly import ChatTemplateDeltas
 from agenthub.training import LaunchRefused, TokenLimits, check_launch
+from agenthub.training.launch_checks import PROMPT_SAMPLE
+from agenthub.training.launch_measure import sample_tasks
+from agenthub.types import TaskList
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +33,8 @@ def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_textcraft_with_one_token_a_turn_is_refused_with_the_setting_to_change(tokenizer: Any) -> None:
     """The issue's case: `agenthub run trainer=trl env=textcraft` with the tiny model's max_tokens=1."""
     report = check_launch("textcraft", tokenizer, TokenLimits(max_tokens=1, max_context=1024))
-    assert [f.key for f in report.problems] == ["max_tokens"]
+    # The split's longest prompt does not fit 1024 tokens either: both keys are refused at once.
+    assert [f.key for f in report.problems] == ["max_tokens", "max_context"]
     assert report.played_with == "the oracle 'textcraft-oracle'" and report.oracle_outcome == "success"
     assert report.cut_outcome != "success"
     assert report.action_tokens is not None and report.action_tokens > 1
@@ -62,15 +66,35 @@ def test_a_prompt_that_leaves_no_room_for_a_turn_is_refused_with_the_size_that_f
 
         with SyncEnvClient(server.url) as client:
             info = client.info()
-            session = client.create_session(report.prompt_task, split="train")
+            listing = client.tasks("train")
+            assert listing.ids is not None
+            observations = {}
+            for task_id in listing.ids:
+                session = client.create_session(task_id, split="train")
+                observations[task_id] = session.observation
+                client.close_session(session.id)
     deltas = ChatTemplateDeltas(tokenizer, info.instructions)
-    prompt = len(deltas.prompt(session.observation))
-    assert report.prompt_tokens == prompt
-    need = prompt + 64 + len(deltas.assistant_close)
+    prompts = {t: len(deltas.prompt(text)) for t, text in observations.items()}
+    # Every task rendered in the template, one by one: the checks' batched measure finds the same longest.
+    prompt = max(prompts.values())
+    assert report.prompt_task is not None and report.prompts_measured == len(prompts)
+    assert report.prompt_tokens == prompt == prompts[report.prompt_task]
+    first_turn = prompt + 64 + len(deltas.assistant_close)
     [problem] = [f for f in report.problems if f.key == "max_context"]
-    assert f"Set max_context>={need}" in problem.message
+    assert f"is {prompt} tokens, {first_turn} with one model turn of max_tokens=64" in problem.message
+    need = report.advice["max_context"]
+    assert need >= first_turn and f"Set max_context>={need}" in problem.message
     passing = check_launch("textcraft", tokenizer, TokenLimits(max_tokens=64, max_context=need))
     assert not [f for f in passing.problems if f.key == "max_context"]
+
+
+def test_a_large_split_is_sampled_evenly_and_a_small_one_whole() -> None:
+    assert sample_tasks(TaskList(split="train", count=3, ids=["a", "b", "c"])) == ["a", "b", "c"]
+    spread = sample_tasks(TaskList(split="train", count=100_000, start=1000, stop=101_000))
+    assert len(spread) == PROMPT_SAMPLE and spread[0] == 1000 and spread[-1] == 100_999
+    assert spread == sorted(set(spread))
+    with pytest.raises(ConfigError, match=r"split 'dev' has no tasks; choose another split \(key split\)"):
+        sample_tasks(TaskList(split="dev", count=0, ids=[]))
 
 
 def test_verls_split_budget_names_its_own_keys(tokenizer: Any) -> None:
@@ -79,12 +103,17 @@ def test_verls_split_budget_names_its_own_keys(tokenizer: Any) -> None:
     assert sorted(f.key for f in report.problems) == ["prompt_length", "response_length"]
 
 
-def test_a_winning_episode_longer_than_the_context_or_the_horizon_is_a_warning(tokenizer: Any) -> None:
+def test_a_winning_episode_longer_than_the_context_or_the_horizon_is_refused(tokenizer: Any) -> None:
+    """Such a run cannot score on the oracle's tasks: issue 32 turned these warnings into refusals."""
     report = check_launch("guess", tokenizer, TokenLimits(max_tokens=16, max_context=200), max_turns=1)
-    assert report.problems == []
     assert report.oracle_turns is not None and report.oracle_turns > 1
-    assert {f.key for f in report.warnings} == {"max_context", "horizon"}
-    assert report.episode_tokens is not None and f"max_context>={report.episode_tokens}" in report.warnings[0].message
+    assert [f.key for f in report.problems] == ["max_context", "horizon"] == list(report.advice)
+    assert report.episode_tokens is not None and report.advice["max_context"] > report.episode_tokens
+    assert f"Set max_context>={report.advice['max_context']}" in report.problems[0].message
+    assert report.advice["horizon"] == report.oracle_turns
+    assert not check_launch(
+        "guess", tokenizer, TokenLimits(max_tokens=16, max_context=report.advice["max_context"]), max_turns=5
+    ).problems
 
 
 def test_an_unknown_split_is_refused_in_words(tokenizer: Any) -> None:

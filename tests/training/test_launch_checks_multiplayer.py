@@ -41,10 +41,12 @@ def test_a_cut_move_is_refused_with_the_seats_that_no_longer_finish(tokenizer: A
         report.raise_if_refused()
 
 
-def test_a_seats_side_longer_than_the_context_and_a_short_horizon_are_warnings(tokenizer: Any) -> None:
+def test_a_seats_side_longer_than_the_context_and_a_short_horizon_are_refused(tokenizer: Any) -> None:
     report = check_launch("tictactoe", tokenizer, TokenLimits(max_tokens=16, max_context=300), max_turns=5)
-    assert report.problems == [] and {f.key for f in report.warnings} == {"max_context", "horizon"}
-    context, horizon = sorted(report.warnings, key=lambda f: f.key == "horizon")
-    assert "'s side of the oracle's finished game takes" in context.message
-    assert f"max_context>={report.episode_tokens}" in context.message
+    assert [f.key for f in report.problems] == ["max_context", "horizon"] == list(report.advice)
+    context, horizon = report.problems
+    assert "'s side of the oracle's finished game (task 0, longest of 1 played) takes" in context.message
+    assert report.episode_tokens is not None and report.advice["max_context"] > report.episode_tokens
+    assert f"max_context>={report.advice['max_context']}" in context.message
     assert "the oracle needs 9 turns on task 0 but the run allows at most 5" in horizon.message
+    assert report.advice["horizon"] == 9

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agenthub.env_reset import begin_reset
 from agenthub.protocols import StepTuple
 from agenthub.types import Action, TaskId, TaskSplit
 
@@ -68,10 +69,7 @@ class GuessNumberEnv:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        if options:
-            raise ValueError(f"guess takes no reset options, got {sorted(options)}")
-        if task_id is None:
-            task_id = random.Random(seed).randrange(TRAIN_TASKS.count)  # the train split starts at 0
+        task_id = begin_reset("guess", task_id=task_id, seed=seed, options=options, train=TRAIN_TASKS).task_id
         if not isinstance(task_id, int) or task_id < 0:
             raise ValueError(f"guess task ids are non-negative integers, got {task_id!r}")
         # The secret depends on the task id only, so every seed of a task is the same game.

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from agenthub._version import __version__
 from agenthub.hookimpl import hookimpl
-from agenthub.specs import AgentSpec, EnvSpec, HorizonSpec
+from agenthub.specs import AgentSpec, EnvSpec, Footprint, HorizonSpec
 
 from . import guess, tictactoe, trail
 
@@ -22,6 +22,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             description="Find a secret number from 1 to 16 with higher/lower feedback (built in).",
             version=__version__,
             oracle="guess-oracle",
+            # benchmarks/env_plugins.py measured rss_0_mib 53.50, per_session_kib 1.5 (rounded up)
+            footprint=Footprint(54.0, 0.01, source="benchmarks/results/env_plugins.json"),
             inline_calls=True,  # pure Python: a step takes a few µs, less than a hop to a thread
             instructions=(
                 "You are playing a number-guessing game. Each turn, answer with exactly one action of the "
@@ -38,6 +40,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             description="Follow the signs past 3 forks (built in; a tiny model learns it on a CPU).",
             version=__version__,
             oracle="trail-oracle",
+            # benchmarks/env_plugins.py measured rss_0_mib 53.49, per_session_kib 0.625 (rounded up)
+            footprint=Footprint(54.0, 0.01, source="benchmarks/results/env_plugins.json"),
             instructions=trail.INSTRUCTIONS,
             # A move is the first left/right anywhere in the reply, so a long reply with reasoning is a move.
             max_action_chars=trail.MAX_ACTION_CHARS,

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agenthub.env_reset import check_reset_options, check_seed
 from agenthub.errors import AgenthubError
 from agenthub.protocols import SeatStep
 from agenthub.types import Action, AgentReply, EnvInfo, Observation, Task, TaskId, TaskSplit
@@ -68,8 +69,9 @@ class TicTacToeEnv:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any], int]:
-        if options:
-            raise ValueError(f"tictactoe takes no reset options, got {sorted(options)}")
+        # Every task is the same game, so no task is drawn: only the arguments are checked.
+        check_reset_options("tictactoe", options)
+        check_seed(seed)
         if task_id is not None and (isinstance(task_id, bool) or not isinstance(task_id, int) or task_id < 0):
             raise ValueError(f"tictactoe task ids are non-negative integers, got {task_id!r}")
         self._board = "." * 9

@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agenthub.env_reset import begin_reset
 from agenthub.errors import AgenthubError
 from agenthub.protocols import StepTuple
 from agenthub.types import Action, AgentReply, EnvInfo, Observation, Task, TaskId, TaskSplit
@@ -71,10 +72,7 @@ class TrailEnv:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        if options:
-            raise ValueError(f"trail takes no reset options, got {sorted(options)}")
-        if task_id is None:
-            task_id = random.Random(seed).randrange(TRAIN_TASKS.count)  # the train split starts at 0
+        task_id = begin_reset("trail", task_id=task_id, seed=seed, options=options, train=TRAIN_TASKS).task_id
         if not isinstance(task_id, int) or task_id < 0:
             raise ValueError(f"trail task ids are non-negative integers, got {task_id!r}")
         rng = random.Random(f"trail:{task_id}")  # the signs depend on the task id only

@@ -8,13 +8,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenthub._version import __version__
+from agenthub.cli.overrides import add_overrides
 from agenthub.config import build_config
 from agenthub.errors import ConfigError
-from agenthub.option_checks import check_agent_kwargs, check_env_kwargs, option_aliases
 from agenthub.plugins import get_plugin_host
 from agenthub.protocols import Agent
 from agenthub.service.settings import ServiceSettings
-from agenthub.testing.conformance import check_env
+from agenthub.specs import CommandSpec
 
 
 class CheckConfig(BaseModel):
@@ -31,7 +32,16 @@ class CheckConfig(BaseModel):
     sessions: int = Field(default=8, ge=1)
 
 
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "env=guess env_kwargs.high=32 agent=random, or url=http://127.0.0.1:8000 sessions=8")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
 def run(args: argparse.Namespace) -> int:
+    # imported here, not for `agenthub --help`
+    from agenthub.option_checks import check_agent_kwargs, check_env_kwargs, option_aliases
+    from agenthub.testing.conformance import check_env
+
     config = build_config(CheckConfig, option_aliases(args.overrides), config_file=args.config)
     if config.env is None and config.url is None:
         raise ConfigError("say which env to check: env=NAME (an installed env) or url=http://HOST:PORT")
@@ -55,3 +65,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.summary())
     return 0 if report.passed else 1
+
+
+COMMANDS = (
+    CommandSpec(
+        "check", "Run the conformance checks on an environment, through its service.", configure, run, __version__
+    ),
+)

@@ -10,12 +10,22 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from agenthub._version import __version__
+from agenthub.cli.overrides import add_overrides
 from agenthub.config import build_config
-from agenthub.deploy.k8s import K8sConfig, manifests, memory_mib, pod_sessions, validate, write
 from agenthub.plugins import get_plugin_host
+from agenthub.specs import CommandSpec
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", choices=["k8s"], help="k8s: Kubernetes manifests and a KubeRay RayJob")
+    add_overrides(parser, "env=sciworld replicas=2 namespace=agents image=REGISTRY/IMAGE:TAG max_sessions=8 out=DIR")
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not for `agenthub --help`
+    from agenthub.deploy.k8s import K8sConfig, manifests, memory_mib, pod_sessions, validate, write
+
     config = build_config(K8sConfig, args.overrides, config_file=args.config)
     spec = get_plugin_host().env(config.env)  # an unknown name says which are installed, and the closest
     documents = manifests(spec, config)
@@ -43,3 +53,14 @@ def run(args: argparse.Namespace) -> int:
         f"-f {out / 'env.yaml'}; then kubectl apply -f {out / 'rayjob-eval.yaml'} (needs KubeRay 1.5+)"
     )
     return 0
+
+
+COMMANDS = (
+    CommandSpec(
+        "deploy",
+        "Write Kubernetes manifests for an env service (Deployment, Service, autoscaler, ...) and a RayJob.",
+        configure,
+        run,
+        __version__,
+    ),
+)

@@ -4,26 +4,29 @@ policy, save the run.
 ``backend=local`` (the default) runs the episodes here, against env servers it starts (``processes``) or
 is given (``url``); ``backend=ray`` runs them on a Ray cluster's nodes (:mod:`agenthub.rollout.ray`),
 each node with its own env servers and agent, into the same run store.
+
+The steps, in order: :func:`resolve_config` (the settings, or a stopped run's with ``--resume``),
+:func:`choose_split` and :func:`select_tasks` (which tasks), :func:`open_store` (the run directory),
+:func:`run_episodes` (k samples of each task), :func:`score` (Avg@k, Pass@k, pass@k) and
+:func:`write_results` (``eval.json``, the metrics, the run's end), then :func:`print_report`.
+This module is imported to build ``agenthub --help``: what only the steps need is imported in them.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
-import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, Field
-from rich.console import Console
-from rich.table import Table
 
-from agenthub.agent_fit import refuse_unfit_agents
+from agenthub._version import __version__
+from agenthub.cli.overrides import add_overrides
 from agenthub.config import (
     MultiPlayerConfig,
     RolloutBackendConfig,
@@ -33,21 +36,21 @@ from agenthub.config import (
     validate_config,
 )
 from agenthub.errors import ConfigError
-from agenthub.evaluation import EvalReport, evaluate
-from agenthub.failure_reasons import EnvErrorEcho, print_failure_reasons
-from agenthub.option_checks import check_run_options, option_aliases
 from agenthub.plugins import get_plugin_host
-from agenthub.rollout.collect import EpisodeSource, collect
-from agenthub.rollout.executor import Executor, episode_requests
-from agenthub.rollout.pool import EnvPool
-from agenthub.rollout.store import RunStore
-from agenthub.specs import EnvSpec
-from agenthub.training.lifecycle import terminate_as_interrupt
-from agenthub.training.resumption import check_resumable, reopen
-from agenthub.training.seating import seating
+from agenthub.specs import CommandSpec, EnvSpec
 from agenthub.types import EnvInfo, Task, TaskId, TaskList
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from agenthub.evaluation import EvalReport
+    from agenthub.rollout.collect import EpisodeSource
+    from agenthub.rollout.progress import RunSummary
+    from agenthub.rollout.store import RunStore
+
 SHOWN_TASKS = 20
+RESULTS_FILE = "eval.json"
+"""What the run directory holds of the scores: overall, warnings, per task, the run's summary (and Ray's nodes)."""
 
 
 class EvalConfig(RolloutBackendConfig, MultiPlayerConfig):
@@ -83,36 +86,27 @@ class EvalConfig(RolloutBackendConfig, MultiPlayerConfig):
     progress: bool | None = Field(default=None, description="default: only on a terminal")
 
 
-def spread(ids: list[TaskId], n: int | None) -> list[TaskId]:
-    """``n`` ids evenly spaced over the split (all of them when n is None or too large)."""
-    if n is None or n >= len(ids):
-        return ids
-    return [ids[int((i + 0.5) * len(ids) / n)] for i in range(n)]
-
-
-def split_ids(listing: TaskList) -> list[TaskId]:
-    if listing.ids is not None:
-        return list(listing.ids)
-    assert listing.start is not None and listing.stop is not None
-    return list(range(listing.start, listing.stop))
-
-
 RESUMABLE = frozenset({"concurrency", "processes", "progress", "url", "token", "max_attempts", "backend", "address"})
 """What ``--resume`` may change: how the run reaches its servers and how fast, never what it measures."""
 
 
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "env=textcraft agent=openai agent.model=NAME split=test n=100 k=8 concurrency=64")
+    parser.add_argument(
+        "--resume",
+        default=None,
+        metavar="RUN_DIR",
+        help="finish an interrupted run; secrets are not stored, so give token=... again (or set $AGENTHUB_TOKEN)",
+    )
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.resume:
-        # The stored config, then what was given now; anything given that changes what is measured is refused.
-        stored = RunStore.existing(args.resume).config()
-        config = build_config(EvalConfig, option_aliases(args.overrides), config_file=args.config, defaults=stored)
-        # Secrets are stored redacted: given again now, the token also from $AGENTHUB_TOKEN, else refused.
-        config = validate_config(
-            EvalConfig, fill_secrets(config.model_dump(), run_dir=args.resume, command="agenthub eval")
-        )
-        check_resumable(config, args.resume, RESUMABLE)
-    else:
-        config = build_config(EvalConfig, option_aliases(args.overrides), config_file=args.config)
+    import asyncio
+
+    from agenthub.option_checks import check_run_options
+    from agenthub.training.lifecycle import terminate_as_interrupt
+
+    config = resolve_config(args.overrides, config_file=args.config, resume=args.resume)
     check_rollout_backend(config, urls=config.url)
     host = get_plugin_host()
     spec = host.env(config.env)
@@ -125,8 +119,174 @@ def run(args: argparse.Namespace) -> int:
     resume = Path(args.resume) if args.resume else None
     with terminate_as_interrupt():  # `kill` ends an eval as Ctrl-C does: run.json says interrupted
         report, run_dir = asyncio.run(_evaluate(config, agent, agent_name, resume, opponents, opponents_by_name))
-    _print_report(report, config, agent_name, run_dir, players)
+    print_report(report, config, agent_name, run_dir, players)
     return 0 if report.scored else 1
+
+
+COMMANDS = (
+    CommandSpec(
+        "eval",
+        "Score an agent on an env's tasks: Avg@k, Pass@k and unbiased pass@k; saves the run.",
+        configure,
+        run,
+        __version__,
+    ),
+)
+
+
+# -- the steps -----------------------------------------------------------------------------------------
+
+
+def resolve_config(overrides: list[str], *, config_file: str | None, resume: str | None) -> EvalConfig:
+    """The settings: ``config_file`` then ``overrides``; with ``resume``, the stopped run's stored config then
+    ``overrides``, refusing any change to what it measures (:data:`RESUMABLE`)."""
+    from agenthub.option_checks import option_aliases
+
+    if not resume:
+        return build_config(EvalConfig, option_aliases(overrides), config_file=config_file)
+    from agenthub.rollout.store import RunStore
+    from agenthub.training.resumption import check_resumable
+
+    stored = RunStore.existing(resume).config()
+    config = build_config(EvalConfig, option_aliases(overrides), config_file=config_file, defaults=stored)
+    # Secrets are stored redacted: given again now, the token also from $AGENTHUB_TOKEN, else refused.
+    config = validate_config(EvalConfig, fill_secrets(config.model_dump(), run_dir=resume, command="agenthub eval"))
+    check_resumable(config, resume, RESUMABLE)
+    return config
+
+
+def choose_split(info: EnvInfo, split: str | None) -> str:
+    """``split``, or by default ``test`` where the env has it, else its first split; refused if the env lacks it."""
+    chosen = split or ("test" if "test" in info.splits else info.splits[0])
+    if chosen not in info.splits:
+        raise ConfigError(f"env {info.name!r} has no split {chosen!r}; it has: {', '.join(info.splits)}")
+    return chosen
+
+
+def select_tasks(config: EvalConfig, info: EnvInfo, split: str, listing: TaskList) -> list[Task]:
+    """The tasks to score: ``n`` of ``split``'s (as ``listing`` names them), evenly spaced (all without
+    ``n``), each with the run's seed and turn limit. An ``n`` beyond the split's size is refused, not cut."""
+    from agenthub.training import split_task_ids
+
+    every = split_task_ids(listing)
+    if config.n is not None and config.n > len(every):
+        raise ConfigError(
+            f"n={config.n}, but split {split!r} of env {info.name!r} has {len(every)} tasks; "
+            f"use n={len(every)} or leave n out for all of them (k=... samples each task more than once)"
+        )
+    return [
+        Task(env=info.name, task_id=task_id, split=split, seed=config.seed, max_turns=config.max_turns)
+        for task_id in spread(every, config.n)
+    ]
+
+
+def spread(ids: list[TaskId], n: int | None) -> list[TaskId]:
+    """``n`` ids evenly spaced over the split (all of them when n is None or too large)."""
+    if n is None or n >= len(ids):
+        return ids
+    return [ids[int((i + 0.5) * len(ids) / n)] for i in range(n)]
+
+
+def open_store(config: EvalConfig, resume: Path | None) -> RunStore:
+    """A new run directory for ``config``, or the stopped run ``resume`` reopened where it stopped."""
+    if resume is not None:
+        from agenthub.training.resumption import reopen
+
+        return reopen(config, str(resume), RESUMABLE)
+    from agenthub.rollout.store import RunStore
+
+    return RunStore.create(config.model_dump(mode="json"), root=config.runs_dir, run_id=config.run_id)
+
+
+async def run_episodes(
+    source: EpisodeSource, tasks: list[Task], config: EvalConfig, store: RunStore, players: list[Any]
+) -> RunSummary:
+    """``config.k`` episodes of each task into ``store``, skipping those a resumed run already holds. On an
+    interrupt or a failure the run is marked so (and an interrupt says how to resume); ``players`` (the
+    agent and opponents built here) are closed either way."""
+    import asyncio
+
+    from agenthub.failure_reasons import EnvErrorEcho
+    from agenthub.rollout.collect import collect
+    from agenthub.rollout.executor import episode_requests
+
+    try:
+        return await collect(
+            source,
+            episode_requests(tasks, config.k),
+            store=store,
+            progress=config.progress,
+            on_trajectory=EnvErrorEcho(),
+        )
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        store.finish(status="interrupted")
+        print(
+            f"interrupted: run saved in {store.path}; resume with: agenthub eval --resume {store.path}",
+            file=sys.stderr,
+        )
+        raise
+    except BaseException:
+        store.finish(status="failed")
+        raise
+    finally:
+        for player in {id(p): p for p in players}.values():
+            aclose = getattr(player, "aclose", None)  # agents holding connections (an HTTP client) close them
+            if callable(aclose):
+                await aclose()
+
+
+def score(store: RunStore, k: int) -> EvalReport:
+    """Avg@k, Pass@k and unbiased pass@k of the run's stored trajectories (a resumed run's earlier ones too)."""
+    from agenthub.evaluation import evaluate
+
+    return evaluate(store.trajectories(), k=k)
+
+
+def eval_results(report: EvalReport, summary: RunSummary, nodes: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """What ``eval.json`` holds: the scores, their warnings, per task, the run's summary, and on Ray which node
+    ran how many episodes and which nodes were lost on the way."""
+    result: dict[str, Any] = {
+        "overall": report.overall(),
+        "warnings": report.warnings(),
+        "per_task": report.per_task(),
+        "run": summary.as_dict(),
+    }
+    if nodes is not None:
+        result["ray_nodes"] = nodes
+    return result
+
+
+def write_results(store: RunStore, report: EvalReport, summary: RunSummary, nodes: list[dict[str, Any]] | None) -> None:
+    """``eval.json``, the overall scores as a metrics record, and the run's end (finished, with its summary)."""
+    store.write_json(RESULTS_FILE, eval_results(report, summary, nodes))
+    store.log_metrics({"eval": report.overall(), **({"ray_nodes": nodes} if nodes is not None else {})})
+    store.finish(summary.as_dict())
+
+
+async def _evaluate(
+    config: EvalConfig,
+    agent: Any,
+    agent_name: str,
+    resume: Path | None,
+    opponents: dict[int, Any] | None = None,
+    opponents_by_name: dict[int, tuple[str, dict[str, Any]]] | None = None,
+) -> tuple[EvalReport, Path]:
+    runner = (
+        _ray_runner(config, agent_name, opponents_by_name or {})
+        if config.backend == "ray"
+        else _local_runner(config, agent, agent_name, opponents or {}, opponents_by_name or {})
+    )
+    async with runner as ran:
+        split = choose_split(ran.info, config.split)
+        tasks = select_tasks(config, ran.info, split, await ran.tasks(split))
+        store = open_store(config, resume)
+        summary = await run_episodes(ran.source, tasks, config, store, [agent, *(opponents or {}).values()])
+        report = score(store, config.k)
+        write_results(store, report, summary, ran.stats())
+        return report, store.path
+
+
+# -- who plays, and where ------------------------------------------------------------------------------
 
 
 def _opponents(
@@ -134,6 +294,8 @@ def _opponents(
 ) -> tuple[dict[int, Any], dict[int, str], dict[int, tuple[str, dict[str, Any]]]]:
     """The agents of the seats ``agent`` does not play, who plays each seat (by name, for the report),
     and each opponent seat's agent name and settings (what Ray's nodes build their opponents from)."""
+    from agenthub.training.seating import seating
+
     names = list(spec.seats or (f"seat {s}" for s in range(spec.players)))
     if spec.players == 1 and (config.seats not in (None, [0]) or config.opponent_kwargs):
         seating(config, spec.info(), make_opponent=False)  # refuses them in a single-player env's words
@@ -169,7 +331,12 @@ async def _local_runner(
     opponents: dict[int, Any],
     opponents_by_name: dict[int, tuple[str, dict[str, Any]]],
 ) -> AsyncIterator[_Runner]:
-    urls = [config.url] if isinstance(config.url, str) else config.url
+    from agenthub.agent_fit import refuse_unfit_agents
+    from agenthub.rollout.executor import Executor
+    from agenthub.rollout.pool import EnvPool
+    from agenthub.training.env_urls import env_url_list
+
+    urls = env_url_list(config.url)
     if urls:
         if config.env_kwargs:
             raise ConfigError("env_kwargs configure servers this run starts; with url= set them on those servers")
@@ -237,88 +404,19 @@ def _server_overrides(config: EvalConfig) -> dict[str, Any]:
     return overrides
 
 
-async def _evaluate(
-    config: EvalConfig,
-    agent: Any,
-    agent_name: str,
-    resume: Path | None,
-    opponents: dict[int, Any] | None = None,
-    opponents_by_name: dict[int, tuple[str, dict[str, Any]]] | None = None,
-) -> tuple[EvalReport, Path]:
-    runner = (
-        _ray_runner(config, agent_name, opponents_by_name or {})
-        if config.backend == "ray"
-        else _local_runner(config, agent, agent_name, opponents or {}, opponents_by_name or {})
-    )
-    async with runner as ran:
-        info = ran.info
-        split = config.split or ("test" if "test" in info.splits else info.splits[0])
-        if split not in info.splits:
-            raise ConfigError(f"env {info.name!r} has no split {split!r}; it has: {', '.join(info.splits)}")
-        every = split_ids(await ran.tasks(split))
-        if config.n is not None and config.n > len(every):
-            raise ConfigError(
-                f"n={config.n}, but split {split!r} of env {info.name!r} has {len(every)} tasks; "
-                f"use n={len(every)} or leave n out for all of them (k=... samples each task more than once)"
-            )
-        ids = spread(every, config.n)
-        tasks = [
-            Task(env=info.name, task_id=task_id, split=split, seed=config.seed, max_turns=config.max_turns)
-            for task_id in ids
-        ]
-        saved = config.model_dump(mode="json")
-        store = (
-            reopen(config, str(resume), RESUMABLE)
-            if resume
-            else RunStore.create(saved, root=config.runs_dir, run_id=config.run_id)
-        )
-        try:
-            summary = await collect(
-                ran.source,
-                episode_requests(tasks, config.k),
-                store=store,
-                progress=config.progress,
-                on_trajectory=EnvErrorEcho(),
-            )
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            store.finish(status="interrupted")
-            print(
-                f"interrupted: run saved in {store.path}; resume with: agenthub eval --resume {store.path}",
-                file=sys.stderr,
-            )
-            raise
-        except BaseException:
-            store.finish(status="failed")
-            raise
-        finally:
-            for player in {id(a): a for a in [agent, *(opponents or {}).values()]}.values():
-                aclose = getattr(player, "aclose", None)  # agents holding connections (an HTTP client) close them
-                if callable(aclose):
-                    await aclose()
-        report = evaluate(store.trajectories(), k=config.k)
-        result = {
-            "overall": report.overall(),
-            "warnings": report.warnings(),
-            "per_task": report.per_task(),
-            "run": summary.as_dict(),
-        }
-        nodes = ran.stats()
-        if nodes is not None:  # which node ran how many episodes, and which nodes were lost on the way
-            result["ray_nodes"] = nodes
-        (store.path / "eval.json").write_text(json.dumps(result, indent=2, default=str))
-        store.log_metrics({"eval": report.overall(), **({"ray_nodes": nodes} if nodes is not None else {})})
-        store.finish(summary.as_dict())
-        return report, store.path
-
-
 def _public(settings: dict[str, Any]) -> dict[str, Any]:
     """Agent settings fit for provenance: anything that looks like a secret is left out."""
     return {k: v for k, v in settings.items() if not any(s in k.lower() for s in ("key", "token", "secret"))}
 
 
-def _print_report(
+def print_report(
     report: EvalReport, config: EvalConfig, agent_name: str, run_dir: Path, players: dict[int, str] | None = None
 ) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from agenthub.failure_reasons import print_failure_reasons
+
     console = Console(markup=False)  # env and agent names, task ids and paths are text, not rich markup
     overall = report.overall()
     pass_columns = [f"pass@{k}" for k in report.ks]
@@ -381,6 +479,8 @@ def _print_report(
 
 def _seats_table(seats: dict[str, dict[str, Any]], players: dict[int, str], whose: str) -> Table:
     """Win/draw/loss per seat of a multi-player env, of the seats ``whose`` names."""
+    from rich.table import Table
+
     table = Table(title=f"win/draw/loss per seat: {whose}", caption="rates over the games the env ended")
     for column in ("seat", "games", "win", "draw", "loss", "win rate", "draw rate", "loss rate", "unfinished"):
         table.add_column(column, justify="right")

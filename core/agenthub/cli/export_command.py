@@ -23,9 +23,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agenthub._version import __version__
 from agenthub.errors import ConfigError, UnknownNameError
 from agenthub.plugins import get_plugin_host
-from agenthub.rollout.store import RunStore
+from agenthub.specs import CommandSpec
 from agenthub.types import Outcome, Trajectory, Turn
 
 
@@ -82,6 +83,8 @@ def export_sft(
     run_dir: str | Path, output: str | Path, *, only_success: bool = False, system_prompt: str | None = None
 ) -> int:
     """Write the chat JSONL; returns the number of conversations written."""
+    from agenthub.rollout.store import RunStore
+
     store = RunStore.existing(run_dir)
     trajectories = list(store.trajectories())
     if system_prompt is not None:
@@ -96,11 +99,23 @@ def export_sft(
     return written
 
 
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("format", choices=["sft", "parquet"], help="sft: chat JSONL; parquet: raw trajectories")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/20250101-120000-abc123")
+    parser.add_argument("--only-success", action="store_true", help="only episodes whose outcome is success")
+    parser.add_argument("-o", "--output", default=None, metavar="FILE", help="default: RUN_DIR/sft.jsonl")
+    parser.add_argument(
+        "--system-prompt", default=None, metavar="TEXT", help="default: the env's instructions; '' for none"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     if args.format == "parquet":
         if args.only_success or args.system_prompt is not None:
             raise ConfigError("--only-success and --system-prompt apply to `export sft`, not `export parquet`")
+        from agenthub.rollout.store import RunStore
+
         out = RunStore.existing(run_dir).export_parquet(args.output)
         print(f"wrote {out}")
         return 0
@@ -112,3 +127,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"agenthub export: warning: {run_dir} has no {which}; the file is empty", file=sys.stderr)
         return 1
     return 0
+
+
+COMMANDS = (
+    CommandSpec(
+        "export",
+        "Export a run's trajectories: chat JSONL for SFT (--only-success) or Parquet.",
+        configure,
+        run,
+        __version__,
+    ),
+)

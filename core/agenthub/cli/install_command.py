@@ -1,9 +1,10 @@
 """``agenthub install NAME...`` / ``agenthub uninstall NAME...``: pip (or uv), in this interpreter, with short names.
 
-``sciworld``, ``env-sciworld`` and ``agenthub-env-sciworld`` name the same plugin (a bare name is
-looked up in the catalogue below); a local path or wheel is installed as is. In a source checkout,
-each of them installs the checkout's ``plugins/envs/sciworld`` unless a version is asked for
-(``agenthub-env-sciworld==0.1.0``); elsewhere, the distribution from the package index, or from
+``sciworld``, ``env-sciworld`` and ``agenthub-env-sciworld`` name the same plugin (a bare name's kind is
+learnt from the plugin distributions of the checkout, the ``--find-links`` folders and this interpreter,
+else from the first-party list core ships: :mod:`agenthub.cli.plugin_catalogue`); a local path or wheel is
+installed as is. In a source checkout, each of them installs the checkout's ``plugins/envs/sciworld`` unless a
+version is asked for (``agenthub-env-sciworld==0.1.0``); elsewhere, the distribution from the package index, or from
 ``--index-url`` / ``--find-links``, which are passed to every pip (or uv) command.
 
 A plugin that ships an install recipe (``PACKAGE/install.toml``, see :mod:`agenthub.install_recipe`)
@@ -21,31 +22,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import agenthub
 from agenthub import install_recipe
+from agenthub.cli import plugin_catalogue
 from agenthub.errors import ConfigError, did_you_mean
 from agenthub.install_recipe import LoadedRecipe, Step, Variant
 
 KINDS = ("env", "agent", "trainer")
-FIRST_PARTY: dict[str, str] = {
-    "textcraft": "env",
-    "babyai": "env",
-    "sciworld": "env",
-    "textworld": "env",
-    "maze": "env",
-    "wordle": "env",
-    "openai": "agent",
-    "hf": "agent",
-    "trl": "trainer",
-    "verl": "trainer",
-    "openrlhf": "trainer",
-    "areal": "trainer",
-    "swift": "trainer",
-}
-"""Plugins maintained in this repository, so that ``agenthub install sciworld`` needs no kind."""
+FIRST_PARTY: Mapping[str, str] = plugin_catalogue.LazyCatalogue(lambda: _checkout_plugins())
+"""Short name -> kind of the plugins this checkout holds (and those installed, and core's shipped first-party
+list), so that ``agenthub install sciworld`` needs no kind: read on first use, never listed by hand."""
 
 _SHORT = re.compile(r"^(env|agent|trainer)-([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?(.*)$")
 _FULL = re.compile(
@@ -66,12 +56,17 @@ def _checkout_plugins() -> Path | None:
     return root / "plugins" if root else None
 
 
-def _short_names() -> list[str]:
-    return [f"{kind}-{name}" for name, kind in FIRST_PARTY.items()]
+def _catalogue(find_links: Sequence[str] = ()) -> Mapping[str, str]:
+    """The known plugins, with those in the ``--find-links`` folders."""
+    return plugin_catalogue.catalogue(_checkout_plugins(), find_links) if find_links else FIRST_PARTY
 
 
-def _known() -> str:
-    return ", ".join(_short_names())
+def _short_names(known: Mapping[str, str] = FIRST_PARTY) -> list[str]:
+    return [f"{kind}-{name}" for name, kind in known.items()]
+
+
+def _known(known: Mapping[str, str] = FIRST_PARTY) -> str:
+    return ", ".join(_short_names(known)) or "none found (no checkout, wheelhouse or installed plugin)"
 
 
 def _is_path(name: str) -> bool:
@@ -101,8 +96,9 @@ class Target:
         return f"https://pypi.org/project/{self.distribution}/" if self.distribution else self.requirement
 
 
-def resolve(name: str) -> Target:
-    """What ``name`` refers to: a checkout plugin, a path, a wheel, or a distribution on the index."""
+def resolve(name: str, find_links: Sequence[str] = ()) -> Target:
+    """What ``name`` refers to: a checkout plugin, a path, a wheel, or a distribution on the index (a bare
+    name's kind may come from the plugin wheels in ``find_links`` folders)."""
     if _is_path(name):
         raw, extras = _PATH_EXTRAS.match(name).groups()  # type: ignore[union-attr]
         path = Path(raw)
@@ -121,15 +117,16 @@ def resolve(name: str) -> Target:
         return Target(name, name, distribution=base)
     if short := _SHORT.match(name):
         kind, plugin, extras, version = short.group(1), short.group(2), short.group(3) or "", short.group(4)
-    elif (bare := _BARE.match(name)) and bare.group(1) in FIRST_PARTY:
+    elif (bare := _BARE.match(name)) and bare.group(1) in (known := _catalogue(find_links)):
         plugin, extras, version = bare.group(1), bare.group(2) or "", bare.group(3)
-        kind = FIRST_PARTY[plugin]
+        kind = known[plugin]
     else:
         word = _BARE.match(name)
-        maybe = did_you_mean(word.group(1) if word else name, [*FIRST_PARTY, *_short_names()])
+        known = _catalogue(find_links)
+        maybe = did_you_mean(word.group(1) if word else name, [*known, *_short_names(known)])
         raise ConfigError(
             f"unknown plugin {name!r}; {maybe}say its kind (env-NAME, agent-NAME or trainer-NAME, installed as "
-            f"agenthub-env-NAME ...), give a local path, or choose a known one: {_known()}"
+            f"agenthub-env-NAME ...), give a local path, or choose a known one: {_known(known)}"
         )
     return _kind_target(name, kind, plugin, extras, version)
 
@@ -324,7 +321,7 @@ def index_args(args: argparse.Namespace) -> list[str]:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    targets = [resolve(name) for name in args.names]
+    targets = [resolve(name, getattr(args, "find_links", None) or ()) for name in args.names]
     extra = [*index_args(args), *shlex.split(args.pip_args)]
     installer = find_uv(args.installer)
     plain: list[Target] = []

@@ -13,7 +13,6 @@ oracle. The game ends with each seat's result (win, draw or loss) and return.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import sys
 import textwrap
@@ -22,16 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenthub._version import __version__
+from agenthub.cli.overrides import add_overrides
 from agenthub.config import build_config
 from agenthub.errors import AgenthubError, ConfigError
-from agenthub.option_checks import check_run_options, option_aliases
 from agenthub.plugins import get_plugin_host
 from agenthub.protocols import Agent, AgentEpisode
-from agenthub.rollout.episode_loop import play_episode
-from agenthub.rollout.seated_play import SeatedEpisodePlay
-from agenthub.service.client import EnvClient
-from agenthub.service.launcher import LocalServer
-from agenthub.specs import EnvSpec
+from agenthub.specs import CommandSpec, EnvSpec
 from agenthub.types import AgentReply, EnvInfo, Observation, Task, TaskId, Trajectory, Turn
 
 HUMAN = "human"
@@ -79,6 +75,8 @@ class HumanEpisode:
         self.prompt = prompt
 
     async def act(self, observation: Observation) -> AgentReply:
+        import asyncio
+
         actions = observation.info.get("available_actions")
         if isinstance(actions, list) and actions:
             print(f"    (actions: {', '.join(map(str, actions))})")
@@ -95,7 +93,17 @@ class HumanEpisode:
                 return AgentReply(action=action, text=action)
 
 
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "env=guess agent=random agent.seed=1 task_id=3 split=test env_kwargs.high=32 url=http://...")
+
+
 def run(args: argparse.Namespace) -> int:
+    # imported here, not for `agenthub --help`
+    import asyncio
+
+    from agenthub.option_checks import check_run_options, option_aliases
+    from agenthub.service.launcher import LocalServer
+
     config = build_config(PlayConfig, option_aliases(args.overrides), config_file=args.config)
     spec = get_plugin_host().env(config.env)
     check_run_options(spec, config, import_agents=True)  # a misspelt setting, before a server starts
@@ -169,7 +177,10 @@ def _seat_agents(config: PlayConfig, spec: EnvSpec) -> dict[int, tuple[Agent, st
 
 
 async def _play(url: str, token: str | None, agent: Agent, task: Task) -> Trajectory:
-    def show(number: int, turn: Turn) -> None:
+    from agenthub.rollout.episode_loop import play_episode
+    from agenthub.service.client import EnvClient
+
+    def show(_key: str, number: int, turn: Turn) -> None:
         print(f"[{number}] > {turn.action}\n    {turn.observation}")
 
     async with EnvClient(url, token=token) as client:
@@ -229,6 +240,9 @@ class _Table:
 
 
 async def _play_seats(url: str, token: str | None, seats: Mapping[int, tuple[Agent, str]], task: Task) -> int:
+    from agenthub.rollout.episode_loop import EpisodePlay as SeatedEpisodePlay
+    from agenthub.service.client import EnvClient
+
     table = _Table()
     agents = {s: _Shown(agent, s, label, table) for s, (agent, label) in seats.items()}
     async with EnvClient(url, token=token) as client:
@@ -255,3 +269,14 @@ async def _play_seats(url: str, token: str | None, seats: Mapping[int, tuple[Age
 
 def _indent(text: str) -> str:
     return textwrap.indent(text, "    ", lambda _: True)
+
+
+COMMANDS = (
+    CommandSpec(
+        "play",
+        "Serve an environment locally and play one episode with an agent (default: the env's oracle).",
+        configure,
+        run,
+        __version__,
+    ),
+)

@@ -7,11 +7,9 @@ import importlib.metadata
 import json
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
+from agenthub._version import __version__
 from agenthub.plugins import get_plugin_host
+from agenthub.specs import CommandSpec
 
 # Importers serve another package's envs by name prefix, built on request rather than registered.
 IMPORTERS = (
@@ -45,7 +43,15 @@ def importer_records() -> list[dict[str, Any]]:
     return out
 
 
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
 def run(args: argparse.Namespace) -> int:
+    from rich.console import Console  # imported here, not for `agenthub --help`
+    from rich.table import Table
+    from rich.text import Text
+
     host = get_plugin_host()
     records = sorted(host.records.values(), key=lambda r: (not r.builtin, r.name))
     importers = importer_records()
@@ -73,3 +79,10 @@ def run(args: argparse.Namespace) -> int:
         if not i["version"]:  # the install command on a line of its own, unwrapped, to copy and paste
             print(f"{i['name']}: {i['status']}")
     return 0
+
+
+COMMANDS = (
+    CommandSpec(
+        "plugins", "List installed plugins, their versions and what each registers.", configure, run, __version__
+    ),
+)

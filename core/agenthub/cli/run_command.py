@@ -18,12 +18,24 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
+from agenthub._version import __version__
+from agenthub.cli.overrides import add_overrides
 from agenthub.config import deep_merge, fill_secrets, load_yaml, parse_overrides
 from agenthub.errors import ConfigError
-from agenthub.option_checks import check_agent_kwargs, check_env_kwargs
 from agenthub.plugins import PluginHost, get_plugin_host
-from agenthub.rollout.store import RunStore
-from agenthub.specs import EnvSpec
+from agenthub.specs import CommandSpec, EnvSpec
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "trainer=trl env=trail steps=30 model=PATH horizon.kind=stepwise horizon.rounds=[1,2,3]")
+    parser.add_argument(
+        "--resume",
+        default=None,
+        metavar="RUN_DIR",
+        help="continue a run from its last checkpoint; secrets are not stored, so give token=... again "
+        "(or set $AGENTHUB_TOKEN)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print the resolved config and plan; train nothing")
 
 
 def resolve_run_config(overrides: list[str], *, config_file: str | None, resume: str | None) -> dict[str, Any]:
@@ -33,6 +45,8 @@ def resolve_run_config(overrides: list[str], *, config_file: str | None, resume:
             raise ConfigError(
                 "--resume continues a run with its stored config.yaml; drop --config (key=value overrides still apply)"
             )
+        from agenthub.rollout.store import RunStore  # imported here, not for `agenthub --help`
+
         base = RunStore.existing(resume).config()
     else:
         base = load_yaml(config_file) if config_file is not None else {}
@@ -77,6 +91,8 @@ def check_names(config: Mapping[str, Any], host: PluginHost) -> None:
 def check_kwargs(config: Mapping[str, Any], spec: EnvSpec, host: PluginHost) -> None:
     """Refuse a misspelt ``env_kwargs.KEY``, ``agent_kwargs.KEY`` or ``opponent_kwargs.KEY`` now. Read from
     the factories' source, never imported: the trainer's env servers and workers import them, not this process."""
+    from agenthub.option_checks import check_agent_kwargs, check_env_kwargs
+
     env_kwargs, agent_kwargs, opponent_kwargs = (
         config.get(k) for k in ("env_kwargs", "agent_kwargs", "opponent_kwargs")
     )
@@ -86,3 +102,14 @@ def check_kwargs(config: Mapping[str, Any], spec: EnvSpec, host: PluginHost) -> 
         called = config.get(role)
         if isinstance(kwargs, Mapping) and isinstance(called, str) and called:
             check_agent_kwargs(spec, called, kwargs, role=role, may_import=False, host=host)
+
+
+COMMANDS = (
+    CommandSpec(
+        "run",
+        "Train on an env with an installed trainer plugin (trainer=trl runs on a CPU); saves the run.",
+        configure,
+        run,
+        __version__,
+    ),
+)

@@ -16,6 +16,8 @@ import ipaddress
 import sys
 from pathlib import Path
 
+from pydantic import Field
+
 from agenthub.config import build_config
 from agenthub.errors import ConfigError
 from agenthub.option_checks import check_env_kwargs
@@ -29,6 +31,9 @@ class ServeConfig(ServiceSettings):
     env: str
     mcp: bool = False
     """Also answer MCP (streamable HTTP) at /mcp, over the same sessions, capacity, ttl and token."""
+    workers: int = Field(default=1, ge=1, le=256)
+    """Server processes answering the one port, each with its own sessions (max_sessions each); a session's
+    calls go to its worker's own port (port+1 .. port+N), named in the create's Location (agenthub.service.workers)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -77,11 +82,23 @@ def run(args: argparse.Namespace) -> int:
     spec = get_plugin_host().env(config.env)
     check_env_kwargs(spec, config.env_kwargs, may_import=True)  # the server imports the env's factory anyway
     # Only what the user set, so the env's own service_defaults can fill the rest.
-    settings = ServiceSettings.model_validate(config.model_dump(include=config.model_fields_set - {"env", "mcp"}))
+    own = {"env", "mcp", "workers"}
+    settings = ServiceSettings.model_validate(config.model_dump(include=config.model_fields_set - own))
     warning = check_exposure(settings, insecure=args.insecure)
     if warning:
         print(warning, file=sys.stderr, flush=True)
+    ready_file = Path(args.ready_file) if args.ready_file else None
+    if config.workers > 1:
+        if config.mcp:
+            raise ConfigError(
+                "mcp=true with workers=N is not supported: an MCP session lives in one worker and MCP clients "
+                "do not follow Location; serve MCP with workers=1, or run agenthub mcp beside this server"
+            )
+        from agenthub.service.workers import serve_workers
+
+        serve_workers(config.env, settings, config.workers, ready_file=ready_file)
+        return 0
     if config.mcp:
         import agenthub.service.mcp  # noqa: F401 (refuse now, in one line, if the mcp SDK is missing)
-    serve(spec, settings, ready_file=Path(args.ready_file) if args.ready_file else None, mcp=config.mcp)
+    serve(spec, settings, ready_file=ready_file, mcp=config.mcp)
     return 0

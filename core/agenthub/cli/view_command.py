@@ -17,21 +17,19 @@ needs it; the printed URL carries it once (``/?token=...``) and the page keeps i
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import re
 import sys
 from pathlib import Path
 
-import uvicorn
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenthub._version import __version__
 from agenthub.cli.serve_command import refuse_open_exposure
 from agenthub.config import build_config
 from agenthub.errors import ConfigError
-from agenthub.service.serve import bind_socket, loop_factory, url_of
-from agenthub.viewer.api import create_app
+from agenthub.specs import CommandSpec
 
 
 class ViewConfig(BaseModel):
@@ -72,6 +70,14 @@ def check_view_exposure(config: ViewConfig, *, insecure: bool) -> str | None:
 async def serve_viewer(
     run_dir: Path, config: ViewConfig, *, ready_file: Path | None = None, insecure: bool = False
 ) -> None:
+    # imported here, not for `agenthub --help`
+    import asyncio
+
+    import uvicorn
+
+    from agenthub.service.serve import bind_socket, url_of
+    from agenthub.viewer.api import create_app
+
     warning = check_view_exposure(config, insecure=insecure)
     app = create_app(run_dir, tokenizer=config.tokenizer, token=config.token)  # refuses a wrong RUN_DIR before binding
     try:
@@ -97,7 +103,20 @@ async def serve_viewer(
     sock.close()
 
 
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<run-id>) or a runs/ root")
+    parser.add_argument(
+        "overrides", nargs="*", metavar="key=value", help="settings, e.g. port=8765 host=127.0.0.1 tokenizer=PATH"
+    )
+    parser.add_argument("--ready-file", default=None, help="write {url, pid} here once listening (used by scripts)")
+    parser.add_argument("--insecure", action="store_true", help="allow a host beyond loopback with no token")
+
+
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from agenthub.service.serve import loop_factory
+
     config = build_config(ViewConfig, args.overrides)
     ready = Path(args.ready_file) if args.ready_file else None
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
@@ -105,3 +124,14 @@ def run(args: argparse.Namespace) -> int:
             serve_viewer(Path(args.run_dir), config, ready_file=ready, insecure=getattr(args, "insecure", False))
         )
     return 0
+
+
+COMMANDS = (
+    CommandSpec(
+        "view",
+        "Browse runs in a local web page: episodes, turn-by-turn replay with tokens, per-task table, curves.",
+        configure,
+        run,
+        __version__,
+    ),
+)

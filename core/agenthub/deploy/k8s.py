@@ -18,7 +18,6 @@ import os
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -36,51 +35,16 @@ from agenthub.deploy.hardening import (
     scratch_volumes,
 )
 from agenthub.errors import ConfigError
-from agenthub.specs import EnvSpec
+from agenthub.specs import FOOTPRINT_SLACK_MIB, EnvSpec, Footprint
 
 SESSIONS_METRIC = "agenthub_sessions_active"
 """The gauge of sessions held that each server exports on /metrics (agenthub.service.prometheus_metrics)."""
 
 
-@dataclass(frozen=True)
-class Footprint:
-    """Resident memory of one server: with no session, and added per open session."""
-
-    base_mib: float
-    per_session_mib: float
-    source: str
-
-
-# From benchmarks/results/env_plugins.json (rss_0_mib; per_session_kib / 1024), rounded up: servers measured
-# with their sessions open. tests/deploy keeps these equal to the files.
-MEASURED: dict[str, Footprint] = {
-    name: Footprint(base, per, "benchmarks/results/env_plugins.json")
-    for name, base, per in [
-        ("guess", 54.0, 0.01),
-        ("trail", 54.0, 0.01),
-        ("maze", 54.0, 0.01),
-        ("wordle", 55.0, 0.01),
-        ("textcraft", 73.0, 0.01),
-        ("babyai", 91.0, 0.01),
-        ("textworld", 98.0, 1.7),
-    ]
-}
-# SciWorld packs sessions into shared JVMs (8 a JVM): the sessions env_plugins.json opens fit in the JVM its
-# idle server already runs (10.2 MiB each), but every further 8 start another JVM. So a session costs its
-# share of a whole packed JVM: benchmarks/results/sciworld_packing.json's packed per_session_rss_mib.
-MEASURED["sciworld"] = Footprint(219.0, 31.0, "env_plugins.json (base), sciworld_packing.json (per session)")
-# WebArena: a server is a process tree (server, Playwright's driver, Chromium and its renderers, the built-in
-# shop). benchmarks/results/webarena_env.json measured its PSS: 532 MiB idle; 655 / 854 / 1,074 / 1,547 MiB with
-# 1 / 4 / 8 / 16 sessions open (the first session starts Chromium's shared helpers). The line through the
-# 8- and 16-session points, 601 MiB + 59.2 MiB a session, is at or above every point with SLACK_MIB added,
-# and what a full pod pays past 8 sessions (about one renderer each).
-MEASURED["webarena"] = Footprint(601.0, 59.2, "benchmarks/results/webarena_env.json (PSS of the process tree)")
-DEFAULT_FOOTPRINT = Footprint(256.0, 16.0, "default (the env was not measured)")
-"""For an env with no measurement: generous for a pure-Python env, to be replaced by memory_per_session_mib=."""
+SLACK_MIB = FOOTPRINT_SLACK_MIB
+"""Added to every request: the allocator, imported plugins and the HTTP stack beyond the measured RSS."""
 LIMIT_HEADROOM = 1.5
 """Limit over request: room for peaks (a JVM's GC, a large observation) before the kernel kills the pod."""
-SLACK_MIB = 64
-"""Added to every request: the allocator, imported plugins and the HTTP stack beyond the measured RSS."""
 
 
 class K8sConfig(BaseModel):
@@ -102,7 +66,9 @@ class K8sConfig(BaseModel):
     token: str | None = Field(default=None, description="the bearer token; default: a new random one")
     max_sessions: int | None = Field(default=None, ge=1, description="per pod; default: the env's, else 256")
     port: int = Field(default=8000, ge=1, le=65535)
-    cpu: str = Field(default="1", pattern=r"^\d+(\.\d+)?m?$", description="CPU request per pod (no CPU limit)")
+    cpu: str | None = Field(
+        default=None, pattern=r"^\d+(\.\d+)?m?$", description="CPU request per pod (no CPU limit); default: the env's"
+    )
     memory_per_session_mib: float | None = Field(default=None, gt=0, description="override the measured figure")
     grace_s: int = Field(default=60, ge=15, description="seconds a stopping pod has to close its sessions")
     agent: str = Field(default="oracle", description="the RayJob's `agenthub eval agent=`")
@@ -115,7 +81,7 @@ class K8sConfig(BaseModel):
     out: str | None = Field(default=None, description="directory to write to; default k8s/NAME")
     sites: dict[str, str] = Field(
         default_factory=dict,
-        description="webarena: each site's URL (sites.shopping=http://10.0.5.7:7770), given to the servers as "
+        description="the env's outside sites by name (webarena's: sites.shopping=http://10.0.5.7:7770), given as "
         "env_kwargs.sites and let through the NetworkPolicy",
     )
     egress: list[str] = Field(
@@ -134,10 +100,16 @@ def dns_name(text: str) -> str:
 
 
 def footprint(spec: EnvSpec, per_session_mib: float | None) -> Footprint:
-    known = MEASURED.get(spec.name, DEFAULT_FOOTPRINT)
-    if per_session_mib is not None:
-        return Footprint(known.base_mib, per_session_mib, "memory_per_session_mib=")
-    return known
+    """The env's declared footprint (``EnvSpec.footprint``), with the user's figure for a session if given."""
+    return spec.footprint.with_per_session_mib(per_session_mib, "memory_per_session_mib=")
+
+
+def cpu_request(spec: EnvSpec, config: K8sConfig) -> str:
+    """The pod's CPU request: ``cpu=``, else the env's footprint as a Kubernetes quantity ("1", "500m")."""
+    if config.cpu is not None:
+        return config.cpu
+    cpus = spec.footprint.cpus
+    return str(int(cpus)) if cpus == int(cpus) else f"{math.ceil(cpus * 1000)}m"
 
 
 def memory_mib(spec: EnvSpec, config: K8sConfig, max_sessions: int) -> tuple[int, int, Footprint]:
@@ -194,7 +166,7 @@ def manifests(spec: EnvSpec, config: K8sConfig) -> dict[str, list[dict[str, Any]
         "lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}},
         # No CPU limit: throttling stalls every session of the pod; the request places it.
         "resources": {
-            "requests": {"cpu": config.cpu, "memory": f"{request_mib}Mi"},
+            "requests": {"cpu": cpu_request(spec, config), "memory": f"{request_mib}Mi"},
             "limits": {"memory": f"{limit_mib}Mi"},
         },
         "securityContext": container_security_context(),

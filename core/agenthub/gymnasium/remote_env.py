@@ -13,8 +13,6 @@ seat, drive the protocol with ``agenthub.EnvClient`` (``step(..., seat=N)``) or 
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Coroutine, Mapping
 from typing import Any, Protocol, TypeVar
 
@@ -23,6 +21,7 @@ from gymnasium import spaces
 
 from agenthub.errors import AgenthubError, ConfigError
 from agenthub.protocols import Agent, AgentEpisode
+from agenthub.service.loop_thread import LoopThread
 from agenthub.types import Action, EnvInfo, Observation, ResetResult, StepResult, Task, TaskId
 
 T = TypeVar("T")
@@ -122,7 +121,7 @@ class RemoteGymEnv(gym.Env[str, str]):
         self.env_info = client.info()
         self.opponent, self.seat = seated(self.env_info, opponent, seat)
         """Multi-player envs: the agent of the other seats, and the seat this env plays; None, None otherwise."""
-        self._opponent_loop: _LoopThread | None = None
+        self._opponent_loop: LoopThread | None = None
         self._opponent_episodes: dict[int, AgentEpisode] = {}
         self._on_turn: int | None = None
         self.observation_space = spaces.Text(max_length=MAX_OBSERVATION_CHARS, min_length=0, charset=TEXT_CHARSET)
@@ -234,7 +233,8 @@ class RemoteGymEnv(gym.Env[str, str]):
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._opponent_loop is None:
-            self._opponent_loop = _LoopThread()
+            # an agent's act is async, gymnasium's step is not (and may be called where a loop runs, as in Jupyter)
+            self._opponent_loop = LoopThread("agenthub-gym-opponent")
         return self._opponent_loop.run(coro)
 
 
@@ -272,23 +272,3 @@ def seated(info: EnvInfo, opponent: Agent | str | None, seat: int | None) -> tup
                 f"env {info.name!r} is not installed here, so its oracle is unknown; name the opponent (opponent=NAME)"
             )
     return opponent, seat
-
-
-class _LoopThread:
-    """The opponent's event loop, in a daemon thread: an agent's ``act`` is async, gymnasium's ``step`` is not
-    (and may be called where a loop already runs, as in Jupyter)."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="agenthub-gym-opponent", daemon=True)
-        self.thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def stop(self) -> None:
-        if self.loop.is_running():
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(timeout=5)
-        if not self.loop.is_running():
-            self.loop.close()

@@ -4,9 +4,12 @@ A trainer replaces its framework's rollout step with the hub executor:
 
 * :class:`Executor`, :class:`EpisodeRequest`, :func:`episode_requests`: many episodes at
   once against a pool of env servers (:class:`EnvPool`); :func:`collect` runs them into a
-  :class:`RunStore` with progress and resume (what ``agenthub eval`` runs);
+  :class:`RunStore` with progress and resume (what ``agenthub eval`` runs); :data:`TurnCallback`
+  is what ``Executor(on_turn=...)`` and :func:`play_episode` call as each turn is played, for
+  every seat of a multi-player env too;
 * :class:`TokenPolicy` and its :class:`SamplingParams`, :class:`Generation`: a framework's
   ``generate(prompt_ids, sampling)`` as an agent whose turns keep their exact token ids;
+  :func:`inject_generation_fault` (a :data:`GenerationFault`): a test's seam to corrupt every engine answer;
   :func:`render`, :class:`ChatTemplateDeltas` and :class:`Message` tokenize chats the same way;
 * :class:`RunStore`: the run directory (config, trajectories, metrics) that resume reads;
 * :func:`build_horizon`, :class:`FixedHorizon`: turn-limit schedules (``horizon.*``);
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from agenthub.rollout.collect import EpisodeSource, collect
     from agenthub.rollout.episode_loop import (
         EpisodeFailure,
+        TurnCallback,
         env_failure,
         not_evaluated,
         play_episode,
@@ -42,10 +46,12 @@ if TYPE_CHECKING:
         GenerateFn,
         Generation,
         GenerationError,
+        GenerationFault,
         SamplingParams,
         TokenEpisode,
         TokenPolicy,
         call_generate,
+        inject_generation_fault,
     )
     from agenthub.rollout.pool import EnvPool, NoHealthyEndpointError
     from agenthub.rollout.progress import RunSummary
@@ -64,6 +70,7 @@ __getattr__ = lazy_exports(
         "EpisodeSource": ".collect",
         "collect": ".collect",
         "EpisodeFailure": ".episode_loop",
+        "TurnCallback": ".episode_loop",
         "env_failure": ".episode_loop",
         "not_evaluated": ".episode_loop",
         "play_episode": ".episode_loop",
@@ -78,10 +85,12 @@ __getattr__ = lazy_exports(
         "GenerateFn": ".policy",
         "Generation": ".policy",
         "GenerationError": ".policy",
+        "GenerationFault": ".policy",
         "SamplingParams": ".policy",
         "TokenEpisode": ".policy",
         "TokenPolicy": ".policy",
         "call_generate": ".policy",
+        "inject_generation_fault": ".policy",
         "EnvPool": ".pool",
         "NoHealthyEndpointError": ".pool",
         "RunSummary": ".progress",
@@ -111,6 +120,7 @@ __all__ = [
     "GenerateFn",
     "Generation",
     "GenerationError",
+    "GenerationFault",
     "LinearHorizon",
     "Message",
     "NoHealthyEndpointError",
@@ -121,11 +131,13 @@ __all__ = [
     "StepwiseHorizon",
     "TokenEpisode",
     "TokenPolicy",
+    "TurnCallback",
     "build_horizon",
     "call_generate",
     "collect",
     "env_failure",
     "episode_requests",
+    "inject_generation_fault",
     "new_run_id",
     "not_evaluated",
     "play_episode",

@@ -1,11 +1,26 @@
 """The one loop that plays an episode on an env session, and the one rule for how it came out.
 
 ``agenthub play`` (:func:`play_episode`), the :class:`~agenthub.rollout.executor.Executor` (so
-``agenthub eval``, the Ray backend and every trainer that rolls out through it) and the
-benchmarks all play turns here, so an episode ends the same way whichever path ran it: the
-env ends it (:func:`terminal_outcome`), the horizon or the policy's context is reached
-(``truncated``), the agent fails (``agent_error``), or the env server fails (``env_error`` or
-``timeout``; the executor retries those on a fresh session).
+``agenthub eval``, the Ray backend and every trainer that rolls out through it), the launch
+checks and the benchmarks all play turns here, so an episode ends the same way whichever path
+ran it: the env ends it (:func:`terminal_outcome`), the horizon or the policy's context is
+reached (``truncated``), the agent fails (``agent_error``), or the env server fails
+(``env_error`` or ``timeout``; the executor retries those on a fresh session).
+
+A single-player env is a game of one seat. On a multi-player env one agent plays each seat and
+each seat gets its own trajectory; each seat sees the game as a single-player env whose dynamics
+include the other seats' moves:
+
+- its first observation is the first one addressed to it;
+- each of its turns is its action, then the next observation addressed to it (after the other
+  seats have moved) or, when the game ends first, its final observation; the turn's reward is
+  the sum of the seat's rewards over the steps in between;
+- its outcome is ``success`` when it finished with the single highest return, ``failure``
+  otherwise (:func:`seat_results`: ``win``, ``draw`` or ``loss``). An infra failure, a truncation
+  or an end the env could not score ends every seat's trajectory the same way.
+
+The horizon (``task.max_turns`` or the env's ``default_max_turns``) counts the session's steps,
+all seats together, as the server does.
 """
 
 from __future__ import annotations
@@ -13,31 +28,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
-from agenthub._version import __version__
-from agenthub.errors import EnvServerUnavailableError, EnvServiceError
+from agenthub.errors import AgenthubError, EnvServerUnavailableError, EnvServiceError
 from agenthub.protocols import Agent, AgentEpisode
+from agenthub.rollout.provenance import agent_provenance, episode_provenance
+from agenthub.rollout.store import seat_key
 from agenthub.rollout.token_assembly import ContextLengthExceeded
 from agenthub.service.client import EnvClient, RemoteSession
-from agenthub.types import (
-    PROTOCOL_VERSION,
-    AgentReply,
-    EnvInfo,
-    Observation,
-    Outcome,
-    Task,
-    TaskId,
-    TokenTrace,
-    Trajectory,
-    Turn,
-)
+from agenthub.types import AgentReply, EnvInfo, Observation, Outcome, Task, TaskId, TokenTrace, Trajectory, Turn
 
-TurnCallback = Callable[[int, Turn], None]
-"""``on_turn(turn_number, turn)``, called as each turn is played."""
+if TYPE_CHECKING:
+    from agenthub.types import StepResult
+
+TurnCallback = Callable[[str, int, Turn], None]
+"""``on_turn(key, turn_number, turn)``, called as each turn is played: ``key`` is the key of the
+trajectory the turn belongs to (the episode's, ``"<key>/seat<N>"`` for a seat of a multi-player
+env, ``""`` for an episode without one), ``turn_number`` counts that trajectory's turns from 1."""
 
 StartCallback = Callable[[TaskId | None, str], None]
 """``on_start(task_id, first_observation)``, called once the env session exists."""
+
+SeatResult = Literal["win", "draw", "loss"]
 
 
 def not_evaluated(info: Mapping[str, Any]) -> str | None:
@@ -58,6 +71,13 @@ def terminal_outcome(reward: float, info: Mapping[str, Any]) -> Outcome:
     won = info.get("won")
     success = bool(won) if won is not None else reward > 0
     return Outcome.SUCCESS if success else Outcome.FAILURE
+
+
+def seat_results(returns: Mapping[int, float]) -> dict[int, SeatResult]:
+    """Each seat's result: the single highest return wins, a shared highest draws, the rest lose."""
+    best = max(returns.values())
+    leaders = [s for s, r in returns.items() if r == best]
+    return {s: ("win" if len(leaders) == 1 else "draw") if r == best else "loss" for s, r in returns.items()}
 
 
 class EpisodeFailure(Exception):
@@ -87,63 +107,69 @@ def env_failure(exc: EnvServiceError | EnvServerUnavailableError, *, during: str
     return EpisodeFailure(Outcome.ENV_ERROR, f"{during}: {exc}", retry=False)
 
 
-def episode_provenance(
-    info: EnvInfo, task: Task, task_id: TaskId | None, max_turns: int, endpoint: str, extra: Mapping[str, Any]
-) -> dict[str, Any]:
-    """What a trajectory records of where it was played: versions, the task, the horizon, the server."""
-    return {
-        "agenthub_version": __version__,
-        "protocol": PROTOCOL_VERSION,
-        "env": info.name,
-        "env_version": info.version,
-        "task_id": task_id,
-        "split": task.split,
-        "seed": task.seed,
-        "max_turns": max_turns,
-        "endpoint": endpoint,
-        **extra,
-    }
+UnavailableCallback = Callable[[EnvServerUnavailableError], None]
+"""Hears of an env server that did not answer, so a pool can stop sending episodes there."""
+
+
+@dataclass
+class _Seat:
+    """One seat's side of the episode, filled in as it is played."""
+
+    episode: AgentEpisode
+    first_observation: str | None = None
+    turns: list[Turn] = field(default_factory=list)
+    open_turn: AgentReply | None = None
+    """The seat's last reply, waiting for the observation that answers it."""
+    pending_reward: float = 0.0
+    tokens: TokenTrace | None = None
 
 
 class EpisodePlay:
-    """One episode of ``agent`` on ``task``, played on one env session: its turns so far and its end.
+    """One episode on one env session, ``agents[seat]`` playing each seat (a single-player env has
+    one, seat 0): each seat's turns so far, and how the episode ended.
 
     :meth:`play` fills it in place, so that what was played before a caller's timeout or
-    cancellation is still here: the executor keeps those turns in the trajectory it stores.
+    cancellation is still here: the executor keeps those turns in the trajectories it stores.
+    ``key`` is the episode's: its trajectories' keys, and what ``on_turn`` is told.
     """
 
     def __init__(
         self,
-        agent: Agent,
+        agents: Mapping[int, Agent],
         task: Task,
         info: EnvInfo,
         *,
+        key: str | None = None,
         on_start: StartCallback | None = None,
         on_turn: TurnCallback | None = None,
         act_limit: asyncio.Semaphore | None = None,
     ) -> None:
-        self.agent = agent
+        missing = [s for s in range(info.players) if s not in agents]
+        if missing:
+            raise ValueError(f"env {info.name!r} has {info.players} seats; no agent for seat(s) {missing}")
+        self.agents = {s: agents[s] for s in range(info.players)}
         self.task = task
         self.info = info
+        self.key = key
         self.max_turns = task.max_turns or info.default_max_turns
         self.on_start = on_start
         self.on_turn = on_turn
         self.act_limit = act_limit
         self.task_id: TaskId | None = task.task_id
-        self.first_observation = ""
-        self.turns: list[Turn] = []
-        self.tokens: TokenTrace | None = None
+        self.seats: dict[int, _Seat] = {}
+        self.steps = 0
+        self.returns = dict.fromkeys(range(info.players), 0.0)
         self.outcome = Outcome.TRUNCATED
+        self.ended = False
+        """True when the env ended the episode (``terminated``) and scored it; then each seat has a result."""
         self.error: str | None = None
         self.retry = False
 
     def fail(self, failure: EpisodeFailure) -> None:
         self.outcome, self.error, self.retry = failure.outcome, str(failure), failure.retry
 
-    async def play(
-        self, client: EnvClient, *, on_unavailable: Callable[[EnvServerUnavailableError], None] | None = None
-    ) -> None:
-        """Create a session on ``client``, play it to its end, close it.
+    async def play(self, client: EnvClient, *, on_unavailable: UnavailableCallback | None = None) -> None:
+        """Create a session on ``client``, play every seat to the end, close the session.
 
         Env and agent failures end the episode (``outcome``, ``error``, ``retry``); they never
         become observation text and never raise. ``on_unavailable`` hears of a server that
@@ -166,62 +192,112 @@ class EpisodePlay:
         except EpisodeFailure as failure:
             self.fail(failure)
 
-    async def _play_session(
-        self, session: RemoteSession, on_unavailable: Callable[[EnvServerUnavailableError], None] | None
-    ) -> None:
-        self.task_id, self.first_observation = session.task_id, session.observation
+    async def _play_session(self, session: RemoteSession, on_unavailable: UnavailableCallback | None) -> None:
+        self.task_id = session.task_id
         if self.on_start is not None:
             self.on_start(session.task_id, session.observation)
-        episode = self.agent.start_episode(self.task.model_copy(update={"task_id": session.task_id}), self.info)
+        task = self.task.model_copy(update={"task_id": session.task_id})
+        self.seats = {s: _Seat(agent.start_episode(task, self.info)) for s, agent in self.agents.items()}
         try:
-            self.outcome = await self._turns(episode, session, on_unavailable)
-        finally:
-            trace = getattr(episode, "token_trace", None)
-            self.tokens = trace.model_copy(deep=True) if isinstance(trace, TokenTrace) else None
+            await self._turns(session, on_unavailable)
+        finally:  # also on a failure or a cancellation: what was sampled stays with the turns played
+            for player in self.seats.values():
+                trace = getattr(player.episode, "token_trace", None)
+                player.tokens = trace.model_copy(deep=True) if isinstance(trace, TokenTrace) else None
 
-    async def _turns(
-        self,
-        episode: AgentEpisode,
-        session: RemoteSession,
-        on_unavailable: Callable[[EnvServerUnavailableError], None] | None,
-    ) -> Outcome:
+    async def _turns(self, session: RemoteSession, on_unavailable: UnavailableCallback | None) -> None:
+        multi = self.info.multi_player
+        seat = session.seat if multi else 0
+        if seat is None:
+            raise EpisodeFailure(
+                Outcome.ENV_ERROR,
+                f"env {self.info.name!r} declares {self.info.players} seats but its create answer names none",
+                retry=False,
+            )
         observation = Observation(text=session.observation, info=session.info)
-        while len(self.turns) < self.max_turns:
+        self._see(seat, observation)
+        while self.steps < self.max_turns:
+            player = self.seats[seat]
             try:
-                reply = await self._act(episode, observation)
+                reply = await self._act(player.episode, observation)
             except ContextLengthExceeded:
-                return Outcome.TRUNCATED  # the policy's context is full: a normal, trainable end
+                break  # the policy's context is full: a normal, trainable end
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # any agent failure is the agent's outcome, never a crash of the run
-                message = f"the agent failed: {type(exc).__name__}: {exc}"
-                raise EpisodeFailure(Outcome.AGENT_ERROR, message, retry=False) from exc
+                who = f"the agent of seat {seat}" if multi else "the agent"
+                raise EpisodeFailure(
+                    Outcome.AGENT_ERROR, f"{who} failed: {type(exc).__name__}: {exc}", retry=False
+                ) from exc
             try:
-                result = await session.step(reply.action)
+                result = await session.step(reply.action, seat=seat if multi else None)
             except (EnvServiceError, EnvServerUnavailableError) as exc:
                 _tell(on_unavailable, exc)
-                raise env_failure(exc, during="step") from exc
-            turn = Turn(
-                action=reply.action,
-                observation=result.observation,
-                reward=result.reward,
-                terminated=result.terminated,
-                truncated=result.truncated,
-                info=result.info,
-                text=reply.text if reply.text != reply.action else None,
-                token_ids=reply.token_ids,
-                logprobs=reply.logprobs,
-            )
-            self.turns.append(turn)
-            if self.on_turn is not None:
-                self.on_turn(len(self.turns), turn)
-            if result.terminated:
-                self.error = not_evaluated(result.info)  # an unscored end is stored with the env's reason
-                return terminal_outcome(result.reward, result.info)
-            if result.truncated:
-                return Outcome.TRUNCATED
+                raise env_failure(exc, during=f"step of seat {seat}" if multi else "step") from exc
+            self.steps += 1
+            player.open_turn = reply
+            for other, each in self.seats.items():
+                reward = result.seat_reward(other)
+                self.returns[other] += reward
+                each.pending_reward += reward
+            if result.done:
+                self._end(seat, result)
+                return
+            if multi:
+                if result.seat is None:
+                    raise EpisodeFailure(Outcome.ENV_ERROR, "a multi-player step answer names no seat", retry=False)
+                seat = result.seat
             observation = Observation(text=result.observation, info=result.info)
-        return Outcome.TRUNCATED
+            self._see(seat, observation)
+        # The horizon or a full context: a seat's last action that nothing answered yet ends it unanswered.
+        for other in self.seats:
+            self._close_turn(other, "", {}, terminated=False, truncated=True)
+        self.outcome = Outcome.TRUNCATED
+
+    def _see(self, seat: int, observation: Observation) -> None:
+        """``seat`` is on turn with ``observation``: its first, or the answer to its previous action."""
+        player = self.seats[seat]
+        if player.first_observation is None:
+            player.first_observation = observation.text
+        else:
+            self._close_turn(seat, observation.text, observation.info, terminated=False, truncated=False)
+
+    def _end(self, seat: int, result: StepResult) -> None:
+        """The env ended the episode after ``seat``'s action: every seat sees its final observation."""
+        finals = result.observations or {}
+        for other in self.seats:
+            text = finals.get(str(other), result.observation if other == seat else "")
+            self._close_turn(other, text, result.info, terminated=result.terminated, truncated=result.truncated)
+        if not result.terminated:
+            self.outcome = Outcome.TRUNCATED
+            return
+        self.error = not_evaluated(result.info)  # an unscored end is stored with the env's reason
+        self.ended = self.error is None
+        if not self.info.multi_player:
+            self.outcome = terminal_outcome(result.reward, result.info)
+        else:  # each seat's own outcome is its rank by return (trajectories); this is the game's end
+            self.outcome = Outcome.ENV_ERROR if self.error is not None else Outcome.SUCCESS
+
+    def _close_turn(self, seat: int, text: str, info: Mapping[str, Any], *, terminated: bool, truncated: bool) -> None:
+        player = self.seats[seat]
+        reply = player.open_turn
+        if reply is None:
+            return
+        turn = Turn(
+            action=reply.action,
+            observation=text,
+            reward=player.pending_reward,
+            terminated=terminated,
+            truncated=truncated,
+            info=dict(info),
+            text=reply.text if reply.text != reply.action else None,
+            token_ids=reply.token_ids,
+            logprobs=reply.logprobs,
+        )
+        player.turns.append(turn)
+        player.open_turn, player.pending_reward = None, 0.0
+        if self.on_turn is not None:
+            self.on_turn(self._key(seat, self.key) or "", len(player.turns), turn)
 
     async def _act(self, episode: AgentEpisode, observation: Observation) -> AgentReply:
         if self.act_limit is None:
@@ -229,34 +305,60 @@ class EpisodePlay:
         async with self.act_limit:  # the policy endpoint's concurrency limit
             return await episode.act(observation)
 
-    def trajectory(
-        self, *, endpoint: str, provenance: Mapping[str, Any], key: str | None = None, duration_s: float | None = None
-    ) -> Trajectory:
-        """The episode as the store keeps it."""
-        return Trajectory(
-            task=self.task.model_copy(update={"task_id": self.task_id}),
-            first_observation=self.first_observation,
-            turns=self.turns,
-            reward=sum(t.reward for t in self.turns),
-            outcome=self.outcome,
-            error=self.error,
-            provenance=episode_provenance(self.info, self.task, self.task_id, self.max_turns, endpoint, provenance),
-            key=key,
-            tokens=self.tokens,
-            duration_s=duration_s,
-        )
+    def _key(self, seat: int, key: str | None) -> str | None:
+        """The key of ``seat``'s trajectory of the episode keyed ``key``: ``"<key>/seat<N>"`` on a multi-player env."""
+        if not self.info.multi_player:
+            return key
+        return seat_key(key or "", seat)
+
+    def trajectories(
+        self,
+        *,
+        endpoint: str,
+        provenance: Mapping[str, Any],
+        key: str | None = None,
+        duration_s: float | None = None,
+        seat_provenance: Mapping[int, Mapping[str, Any]] | None = None,
+    ) -> list[Trajectory]:
+        """The episode as the store keeps it: one trajectory per seat, in seat order.
+
+        ``key`` (default: the episode's) keys a single-player trajectory, and each seat's as
+        ``"<key>/seat<N>"``; a seat in ``seat_provenance`` (see
+        :func:`~agenthub.rollout.provenance.seated_provenance`) records that instead of ``provenance``."""
+        key = self.key if key is None else key
+        multi = self.info.multi_player
+        results = seat_results(self.returns) if multi and self.ended else {}
+        task = self.task.model_copy(update={"task_id": self.task_id})
+        out = []
+        for seat in range(self.info.players):
+            player = self.seats.get(seat)
+            outcome = self.outcome
+            if results:
+                outcome = Outcome.SUCCESS if results[seat] == "win" else Outcome.FAILURE
+            own = (seat_provenance or {}).get(seat, provenance)
+            where = episode_provenance(self.info, self.task, self.task_id, self.max_turns, endpoint, own)
+            if multi:
+                where |= {"players": self.info.players, "seat_returns": {str(s): r for s, r in self.returns.items()}}
+            out.append(
+                Trajectory(
+                    task=task,
+                    first_observation=(player.first_observation if player else None) or "",
+                    turns=player.turns if player else [],
+                    reward=self.returns[seat],
+                    outcome=outcome,
+                    error=self.error,
+                    provenance=where,
+                    key=self._key(seat, key),
+                    tokens=player.tokens if player else None,
+                    duration_s=duration_s,
+                    seat=seat if multi else None,
+                    seat_result=results.get(seat),
+                )
+            )
+        return out
 
 
-def agent_provenance(agent: Agent) -> dict[str, Any]:
-    """What the agent says of itself (its ``describe()``: model, sampling), when it can."""
-    describe = getattr(agent, "describe", None)
-    return dict(describe()) if callable(describe) else {}
-
-
-def _tell(
-    on_unavailable: Callable[[EnvServerUnavailableError], None] | None,
-    exc: EnvServiceError | EnvServerUnavailableError,
-) -> None:
+def _tell(on_unavailable: UnavailableCallback | None, exc: EnvServiceError | EnvServerUnavailableError) -> None:
     if on_unavailable is not None and isinstance(exc, EnvServerUnavailableError):
         on_unavailable(exc)
 
@@ -270,16 +372,24 @@ async def play_episode(
     on_turn: TurnCallback | None = None,
     on_start: StartCallback | None = None,
 ) -> Trajectory:
-    """Create a session for ``task``, let ``agent`` act until the episode ends or hits
-    ``task.max_turns`` (default: the env's), close the session, return the trajectory.
+    """Create a session for ``task`` on a single-player env, let ``agent`` act until the episode
+    ends or hits ``task.max_turns`` (default: the env's), close the session, return the trajectory.
 
     The same loop as the executor's, once and without retries: environment and agent
     failures end the episode with ``env_error``, ``timeout`` or ``agent_error``; they never
-    become observation text.
+    become observation text. ``on_turn`` is told the key ``""``.
     """
     info = env_info or await client.info()
-    play = EpisodePlay(agent, task, info, on_start=on_start, on_turn=on_turn)
+    if info.multi_player:
+        raise AgenthubError(
+            f"env {info.name!r} has {info.players} seats, so an episode gives one trajectory per seat; "
+            "play it with agenthub.rollout.Executor (run_episode or stream), one agent per seat"
+        )
+    play = EpisodePlay({0: agent}, task, info, on_start=on_start, on_turn=on_turn)
     started = asyncio.get_running_loop().time()
     await play.play(client)
     duration_s = round(asyncio.get_running_loop().time() - started, 6)
-    return play.trajectory(endpoint=client.base_url, provenance=agent_provenance(agent), duration_s=duration_s)
+    [trajectory] = play.trajectories(
+        endpoint=client.base_url, provenance=agent_provenance(agent), duration_s=duration_s
+    )
+    return trajectory

@@ -7,12 +7,14 @@ a slow episode never holds back a fast one. Infra failures (a server that
 died, a timeout) are retried on a fresh session; if they keep failing the
 trajectory is kept, marked, and never carries made-up text.
 
-On a multi-player env (``players`` > 1) an episode is played by one agent per seat (``agent``
-for every seat not in ``opponents``: self-play by default) and yields one trajectory per seat
-(:mod:`agenthub.rollout.seated_play`), keyed ``"<task index>/<sample>/seat<N>"``; ``seats``
-keeps only the seats a trainer learns from. Each seat's trajectory records who played it:
-``provenance["role"]`` is ``agent`` or ``opponent``, and an opponent's seat carries the opponent's
-own name and settings (:func:`~agenthub.rollout.seated_play.seated_provenance`).
+Every episode is played by the one loop of :mod:`agenthub.rollout.episode_loop`. On a
+multi-player env (``players`` > 1) an episode is played by one agent per seat (``agent`` for
+every seat not in ``opponents``: self-play by default) and yields one trajectory per seat, keyed
+``"<task index>/<sample>/seat<N>"``; ``seats`` keeps only the seats a trainer learns from. Each
+seat's trajectory records who played it: ``provenance["role"]`` is ``agent`` or ``opponent``, and
+an opponent's seat carries the opponent's own name and settings
+(:func:`~agenthub.rollout.provenance.seated_provenance`). ``on_turn`` hears every seat's turns,
+each under its trajectory's key.
 """
 
 from __future__ import annotations
@@ -29,15 +31,12 @@ from typing import Any
 
 from agenthub.errors import AgenthubError, EnvServerUnavailableError
 from agenthub.protocols import Agent
-from agenthub.rollout.episode_loop import EpisodeFailure, EpisodePlay, agent_provenance
+from agenthub.rollout.episode_loop import EpisodeFailure, EpisodePlay, TurnCallback
 from agenthub.rollout.pool import Endpoint, EnvPool, NoHealthyEndpointError
-from agenthub.rollout.seated_play import SeatedEpisodePlay, seated_provenance
-from agenthub.types import EnvInfo, Outcome, Task, Trajectory, Turn
+from agenthub.rollout.provenance import agent_provenance, seated_provenance
+from agenthub.types import EnvInfo, Outcome, Task, Trajectory
 
 log = logging.getLogger("agenthub.executor")
-
-TurnCallback = Callable[[str, int, Turn], None]
-"""``on_turn(episode_key, turn_number, turn)``."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +81,9 @@ class Executor:
         seats: Container[int] | None = None,
         opponent_provenance: Mapping[int, Mapping[str, Any]] | None = None,
     ) -> None:
-        """``opponents`` (multi-player envs): the agent of each seat ``agent`` does not play;
+        """``on_turn(key, turn_number, turn)`` hears each turn as it is played, ``key`` its
+        trajectory's (``"<key>/seat<N>"`` for a seat of a multi-player env);
+        ``opponents`` (multi-player envs): the agent of each seat ``agent`` does not play;
         ``seats``: the seats whose trajectories are returned (default: all of them);
         ``opponent_provenance``: what each opponent seat's trajectories record of the agent that
         played it in place of ``provenance``'s ``agent`` and ``agent_kwargs`` (``{1: {"agent":
@@ -196,19 +197,10 @@ class Executor:
 
     async def _attempt(self, request: EpisodeRequest, info: EnvInfo) -> tuple[list[Trajectory], bool]:
         """One session's worth of the episode, and whether a fresh session might do better."""
-        on_turn = self.on_turn
-        play: EpisodePlay | SeatedEpisodePlay
-        if info.multi_player:
-            agents = {s: self.opponents.get(s, self.agent) for s in range(info.players)}
-            play = SeatedEpisodePlay(agents, request.task, info, act_limit=self.policy_limit)
-        else:
-            play = EpisodePlay(
-                self.agent,
-                request.task,
-                info,
-                on_turn=(lambda number, turn: on_turn(request.key, number, turn)) if on_turn is not None else None,
-                act_limit=self.policy_limit,
-            )
+        agents = {s: self.opponents.get(s, self.agent) for s in range(info.players)}
+        play = EpisodePlay(
+            agents, request.task, info, key=request.key, on_turn=self.on_turn, act_limit=self.policy_limit
+        )
         started = time.monotonic()
         endpoint_url = ""
         try:
@@ -227,22 +219,15 @@ class Executor:
             timeout = f"the episode took longer than episode_timeout_s={self.episode_timeout_s:g}"
             play.fail(EpisodeFailure(Outcome.TIMEOUT, timeout, retry=True))
         duration_s = round(time.monotonic() - started, 6)
-        if isinstance(play, SeatedEpisodePlay):
+        by_seat = None
+        if info.multi_player:  # a single-player trajectory records the run's provenance alone, no role
             by_seat = seated_provenance(
                 self._run_provenance, self.agent, self.opponents, info.players, self._opponent_provenance
             )
-            trajectories = play.trajectories(
-                endpoint=endpoint_url,
-                provenance=self.provenance,
-                key=request.key,
-                duration_s=duration_s,
-                seat_provenance=by_seat,
-            )
-            return trajectories, play.retry
-        trajectory = play.trajectory(
-            endpoint=endpoint_url, provenance=self.provenance, key=request.key, duration_s=duration_s
+        trajectories = play.trajectories(
+            endpoint=endpoint_url, provenance=self.provenance, duration_s=duration_s, seat_provenance=by_seat
         )
-        return [trajectory], play.retry
+        return trajectories, play.retry
 
     def _reporter(self, endpoint: Endpoint) -> Callable[[EnvServerUnavailableError], None]:
         return lambda exc: self.pool.report_failure(endpoint, exc)

@@ -4,12 +4,19 @@ A trainer hands the executor ``generate(prompt_ids, sampling)``, backed by
 its own inference engine, and the tokenizer of the model being trained. The
 executor needs nothing else: the episode keeps a :class:`TokenAssembler`, and
 the env sees the decoded text of each sampled turn.
+
+**Fault injection.** A trainer's tests check that its adapter catches an engine that breaks the
+token-in/token-out contract (e.g. a turn decoded and encoded again). The policy is built deep inside the
+trainer, so :func:`inject_generation_fault` is the seam: while its ``with`` block runs, every
+:class:`TokenPolicy` in this process passes each engine answer through the fault before it enters the
+trace. It is for tests; nothing in a run installs one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +55,34 @@ ActionParser = Callable[[str], Action]
 
 class GenerationError(AgenthubError):
     """The engine's answer broke the token-in/token-out contract."""
+
+
+GenerationFault = Callable[[Generation, list[int], SamplingParams], Generation]
+"""``fault(generation, prompt_ids, sampling) -> generation``: what a test makes of the engine's answer."""
+
+_faults: list[GenerationFault] = []  # process-wide: a trainer may run its policy on another thread or loop
+
+
+@contextlib.contextmanager
+def inject_generation_fault(fault: GenerationFault) -> Iterator[None]:
+    """While the block runs, every :class:`TokenPolicy` turn's engine answer passes through ``fault``.
+
+    Example (a test's engine that re-encodes its text, which the trainer's checks must catch)::
+
+        def re_encoding(generation, prompt_ids, sampling):
+            ids = tokenizer.encode(tokenizer.decode(generation.token_ids))[: sampling.max_tokens]
+            return Generation(ids, None, generation.finish_reason)
+
+        with inject_generation_fault(re_encoding):
+            run_the_trainer()
+
+    Faults nest (the innermost applies last); the answer is still held to ``max_tokens`` afterwards.
+    """
+    _faults.append(fault)
+    try:
+        yield
+    finally:
+        _faults.remove(fault)
 
 
 async def call_generate(generate: GenerateFn, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
@@ -144,6 +179,8 @@ class TokenEpisode:
             raise ContextLengthExceeded(f"no room left to generate within {limit}")
         sampling = policy.sampling.model_copy(update={"max_tokens": min(policy.sampling.max_tokens, room)})
         generation = await call_generate(policy.generate, self.assembler.context_ids, sampling)
+        for fault in tuple(_faults):
+            generation = fault(generation, list(self.assembler.context_ids), sampling)
         if len(generation.token_ids) > sampling.max_tokens:
             raise GenerationError(
                 f"generate() returned {len(generation.token_ids)} tokens, more than max_tokens={sampling.max_tokens}"

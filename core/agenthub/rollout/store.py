@@ -5,6 +5,7 @@
   ``run.json``           run id, versions, start time, status, summary
   ``trajectories.jsonl`` one trajectory per line, appended and flushed as each episode ends
   ``metrics.jsonl``      one record per training step or evaluation summary
+  ``<name>.json``        a command's result, written whole (:meth:`RunStore.write_json`), e.g. ``eval.json``
 
 A run killed at any moment (even SIGKILL) loses only its episodes in flight:
 every finished one is already a complete line in the file. A torn last line
@@ -177,6 +178,19 @@ class RunStore:
     def log_metrics(self, record: Mapping[str, Any]) -> None:
         with (self.path / METRICS_FILE).open("a") as file:
             file.write(json.dumps(redact_secrets({"time": time.time(), **record}), default=str) + "\n")
+
+    def write_json(self, name: str, data: Any) -> Path:
+        """Write ``data`` as the run's ``name`` (e.g. ``eval.json``), indented; returns the file.
+
+        Written whole or not at all (a kill mid-write leaves the previous file), as run.json is.
+        """
+        if Path(name).name != name or not name.endswith(".json") or name == META_FILE:
+            raise RunStoreError(f"{name!r} is not a result file name: give a plain NAME.json other than {META_FILE}")
+        out = self.path / name
+        tmp = self.path / (name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, default=str))
+        tmp.replace(out)
+        return out
 
     def finish(self, summary: Mapping[str, Any] | None = None, *, status: str = "finished") -> None:
         self.close()

@@ -12,8 +12,10 @@ import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from agenthub.errors import AgenthubError
 from agenthub.service.http_protocol import http_protocol
@@ -26,11 +28,17 @@ class PortUnavailableError(AgenthubError, OSError):
     """The address to listen on is taken or not allowed; the message names it and what to do."""
 
 
-def bind_socket(host: str, port: int) -> socket.socket:
-    """Bind before starting uvicorn, so port 0 gives a real port we can report."""
+def bind_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """Bind before starting uvicorn, so port 0 gives a real port we can report.
+
+    ``reuse_port``: SO_REUSEPORT, so that several worker processes each listen on the same port and the
+    kernel spreads connections over them (``agenthub.service.workers``).
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:
@@ -89,12 +97,24 @@ def uvicorn_config(
 
 
 async def serve_async(
-    spec: EnvSpec, settings: ServiceSettings, *, ready_file: Path | None = None, mcp: bool = False
+    spec: EnvSpec,
+    settings: ServiceSettings,
+    *,
+    ready_file: Path | None = None,
+    mcp: bool = False,
+    sockets: list[socket.socket] | None = None,
+    wrap_app: Callable[[ASGIApp], ASGIApp] | None = None,
 ) -> None:
+    """``sockets``: listen on these (already bound) instead of binding ``settings``' host and port; the
+    first one's address is the one reported. ``wrap_app``: an ASGI layer around the app (a worker's router)."""
     config = uvicorn_config(spec, settings, mcp=mcp)
-    sock = bind_socket(settings.host, settings.port)
+    if wrap_app is not None:
+        config.app = wrap_app(cast(ASGIApp, config.app))  # uvicorn_config always passes the app itself
+    if sockets is None:
+        sockets = [bind_socket(settings.host, settings.port)]
+    sock = sockets[0]
     server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
+    task = asyncio.create_task(server.serve(sockets=sockets))
     while not server.started and not task.done():  # noqa: ASYNC110 - uvicorn offers no startup event
         await asyncio.sleep(0.01)
     if server.started:
@@ -111,11 +131,20 @@ async def serve_async(
             tmp.write_text(json.dumps(ready))
             tmp.replace(ready_file)  # atomic: a reader never sees half a file
     await task
-    sock.close()
+    for each in sockets:
+        each.close()
 
 
-def serve(spec: EnvSpec, settings: ServiceSettings, *, ready_file: Path | None = None, mcp: bool = False) -> None:
+def serve(
+    spec: EnvSpec,
+    settings: ServiceSettings,
+    *,
+    ready_file: Path | None = None,
+    mcp: bool = False,
+    sockets: list[socket.socket] | None = None,
+    wrap_app: Callable[[ASGIApp], ASGIApp] | None = None,
+) -> None:
     """Serve until SIGTERM/SIGINT; on the way out every session is closed."""
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
-        runner.run(serve_async(spec, settings, ready_file=ready_file, mcp=mcp))
+        runner.run(serve_async(spec, settings, ready_file=ready_file, mcp=mcp, sockets=sockets, wrap_app=wrap_app))

@@ -28,8 +28,13 @@ class ServiceError(Exception):
         self.headers = headers or {}
 
 
+SESSION_ID_PREFIX = ""
+"""Set once in a worker process of ``agenthub serve workers=N`` (``agenthub.service.workers``): its mark, by
+which every worker tells whose session an id names."""
+
+
 def new_session_id() -> str:
-    return uuid.uuid4().hex
+    return SESSION_ID_PREFIX + uuid.uuid4().hex
 
 
 @dataclass(eq=False)

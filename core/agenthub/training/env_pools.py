@@ -13,6 +13,7 @@ from typing import Protocol
 
 from agenthub.config import RolloutBackendConfig, check_rollout_backend
 from agenthub.rollout.pool import EnvPool
+from agenthub.training.env_urls import env_url_list
 
 
 class PoolSettings(Protocol):
@@ -36,7 +37,7 @@ async def open_env_pool(config: PoolSettings, backend: RolloutBackendConfig | No
     keys = backend if backend is not None else config
     if not isinstance(keys, RolloutBackendConfig):
         keys = RolloutBackendConfig()
-    urls = [config.url] if isinstance(config.url, str) else list(config.url or [])
+    urls = env_url_list(config.url)
     check_rollout_backend(keys, urls=urls)
     capacity = max(config.concurrency, 8)
     overrides = {"token": config.token} if config.token else {}

@@ -10,6 +10,7 @@ named in one :class:`FrameworkMissing` error, with what to do about it.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import shutil
 from collections.abc import Mapping
@@ -48,17 +49,30 @@ def gpu_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def module_found(name: str) -> bool:
+    """Whether module ``name`` is installed, found without running any package's ``__init__``.
+
+    ``importlib.util.find_spec("a.b")`` imports ``a`` first, and importing a framework is not free of
+    effects: AReaL's ``areal/__init__`` creates cache folders under /tmp. A dry run writes nothing, so
+    each level is looked up in its parent's folders instead (an already-imported module is found as is).
+    """
+    parts = name.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+        for depth in range(2, len(parts) + 1):
+            if spec is None or spec.submodule_search_locations is None:
+                return False
+            spec = importlib.machinery.PathFinder.find_spec(
+                ".".join(parts[:depth]), list(spec.submodule_search_locations)
+            )
+    except (ImportError, ValueError):
+        return False
+    return spec is not None
+
+
 def missing_modules(modules: Mapping[str, str]) -> dict[str, str]:
     """The modules of ``modules`` that cannot be imported here (a missing parent package counts)."""
-    missing: dict[str, str] = {}
-    for module, requirement in modules.items():
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):  # find_spec imports parents: "a.b" raises when "a" is absent
-            found = False
-        if not found:
-            missing[module] = requirement
-    return missing
+    return {module: requirement for module, requirement in modules.items() if not module_found(module)}
 
 
 def framework_problems(needs: FrameworkNeeds, *, gpu: bool | None = None) -> list[str]:

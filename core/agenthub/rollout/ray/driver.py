@@ -82,9 +82,10 @@ class RayRollout:
         max_worker_losses: an episode in flight on this many workers as they died is
             stored as ``env_error`` rather than handed out again.
         start_timeout_s: how long a worker may take to start its servers.
-        cpus_per_server: CPUs a node reserves for each env server process (default 1).
+        cpus_per_server: CPUs a node reserves for each env server process; default the
+            env's footprint (``EnvSpec.footprint``, 1 unless it says otherwise).
         memory_mib_per_session: memory a node reserves for each session; default the
-            env's measured footprint (``agenthub.deploy.k8s.MEASURED``).
+            env's measured footprint (``EnvSpec.footprint``).
         opponents: multi-player envs: ``{seat: (agent name, settings)}`` for each seat
             ``agent`` does not play, built on each node (``seats=`` in ``executor_options``
             keeps only the seats a run scores or trains).

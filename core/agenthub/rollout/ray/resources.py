@@ -1,8 +1,8 @@
 """What an env's servers cost on a node, and how many of them and how many sessions a node can hold.
 
-A server process is one event loop, so it is reserved ``cpus_per_server`` CPUs (1 by default); its
-memory is the env's measured footprint (``agenthub.deploy.k8s.MEASURED``: resident memory with no
-session, and added per open session), the same figures the Kubernetes manifests request. A node
+A server is reserved the CPUs and memory of the env's footprint (``EnvSpec.footprint``, measured by its
+plugin's benchmark: CPUs, resident memory with no session, and added per open session), the same figures
+the Kubernetes manifests request; ``cpus_per_server`` and ``memory_mib_per_session`` override them. A node
 worker reserves both from Ray, so Ray's own scheduler never places more than a node holds, and a
 node too small for one server is left out of the run.
 """
@@ -13,9 +13,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from agenthub.deploy.k8s import SLACK_MIB, footprint
 from agenthub.errors import AgenthubError
 from agenthub.plugins import get_plugin_host
+from agenthub.specs import FOOTPRINT_SLACK_MIB
 
 MIB = 1024**2
 
@@ -43,12 +43,13 @@ def env_resources(
     env: str, *, cpus_per_server: float | None = None, memory_mib_per_session: float | None = None
 ) -> EnvResources:
     """``env``'s declared footprint, with the caller's overrides."""
-    known = footprint(get_plugin_host().env(env), memory_mib_per_session)
+    known = get_plugin_host().env(env).footprint
+    # the overrides are checked by EnvResources, whose message names them
     return EnvResources(
-        cpus_per_server=1.0 if cpus_per_server is None else cpus_per_server,
-        memory_mib_per_server=known.base_mib + SLACK_MIB,
-        memory_mib_per_session=known.per_session_mib,
-        source=known.source,
+        cpus_per_server=known.cpus if cpus_per_server is None else cpus_per_server,
+        memory_mib_per_server=known.base_mib + FOOTPRINT_SLACK_MIB,
+        memory_mib_per_session=known.per_session_mib if memory_mib_per_session is None else memory_mib_per_session,
+        source=known.source if memory_mib_per_session is None else "memory_mib_per_session=",
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +18,12 @@ from typing import Any
 import gymnasium
 import minigrid  # noqa: F401  (registers the BabyAI-* ids with gymnasium)
 import numpy as np
-from agenthub import Action, StepTuple, TaskId
+from agenthub import Action, StepTuple, TaskId, begin_reset
 from minigrid.envs.babyai.core import roomgrid_level
 
 from agenthub_env_babyai.actions import CHECK_ACTIONS, ActionSet, plan_actions
 from agenthub_env_babyai.describe import describe, scan_view
-from agenthub_env_babyai.levels import TRAIN_START, TRAIN_TASKS, Level, level_of
+from agenthub_env_babyai.levels import TRAIN_TASKS, Level, level_of
 
 log = logging.getLogger(__name__)
 
@@ -121,11 +120,10 @@ class BabyAIEnv:
         The task id alone fixes the game (AgentGym's level and seed), so every
         ``seed`` of a given task id plays the same game.
         """
-        if options:
-            raise ValueError(f"babyai takes no reset options, got {sorted(options)}; pass task_id instead")
-        if task_id is None:
-            task_id = TRAIN_START + random.Random(seed).randrange(TRAIN_TASKS.count)
-        level = level_of(task_id)
+        start = begin_reset(
+            "babyai", task_id=task_id, seed=seed, options=options, train=TRAIN_TASKS, hint="pass task_id instead"
+        )
+        level = level_of(start.task_id)
         if level.name == self._level_name and self._env is not None:
             self._env.reset(seed=level.seed)  # a reseeded reset regenerates the level exactly
         else:

@@ -11,10 +11,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agenthub import Action
+from agenthub import Action, begin_reset
 
 from agenthub_env_maze.grid import ACTIONS, Maze, Position
-from agenthub_env_maze.tasks import maze_for_task, train_task_for_seed
+from agenthub_env_maze.tasks import TRAIN, maze_for_task
 
 DEFAULT_MAX_STEPS = 50  # LMRL-Gym's and AgentGym's max_steps
 
@@ -67,12 +67,9 @@ class MazeEnv:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        if options:
-            raise ValueError(f"maze takes no reset options, got {sorted(options)}; leave options empty")
-        if task_id is None:
-            # Only the choice of task is random: the maze itself depends on the task id alone.
-            task_id = train_task_for_seed(seed)
-        self._maze = maze_for_task(task_id)
+        # Only the choice of task is random: the maze itself depends on the task id alone.
+        start = begin_reset("maze", task_id=task_id, seed=seed, options=options, train=TRAIN)
+        self._maze = maze_for_task(start.task_id)
         self._position = self._maze.start
         self._steps = 0
         self._done = False

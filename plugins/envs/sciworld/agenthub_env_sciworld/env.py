@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import random
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agenthub import Action, StepTuple, TaskId
+from agenthub import Action, StepTuple, TaskId, begin_reset
 
 from .jvm import DEFAULT_HEAP_MB, ScienceWorldJVM
 from .pool import DEFAULT_RECYCLE_AFTER, DEFAULT_SESSIONS_PER_JVM, JVMPool, JVMSlot, check_positive, shared_pool
@@ -160,17 +159,19 @@ class SciWorldEnv:
         options: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
         self._check_open()
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown sciworld reset option(s) {unknown}; known options: {', '.join(RESET_OPTIONS)}")
+        start = begin_reset(
+            "sciworld",
+            task_id=task_id,
+            seed=seed,
+            options=options,
+            train=TRAIN_IDS,
+            known_options=RESET_OPTIONS,
+            default_seed=DEFAULT_SEED,
+        )
+        task_id, options = start.task_id, start.options
         list_actions = options.get("valid_actions", self.valid_actions)
         if not isinstance(list_actions, bool):
             raise ValueError(f"options['valid_actions'] must be true or false, got {list_actions!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
-        if task_id is None:
-            task_id = random.Random(DEFAULT_SEED if seed is None else seed).choice(TRAIN_IDS)
         if isinstance(task_id, bool) or not isinstance(task_id, int) or not 0 <= task_id < NUM_TASK_IDS:
             raise ValueError(
                 f"unknown sciworld task {task_id!r}: task ids are integers from 0 to {NUM_TASK_IDS - 1} "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import AgentSpec, EnvSpec, hookimpl
+from agenthub import AgentSpec, EnvSpec, Footprint, hookimpl
 
 from . import __version__
 from .tasks import SPLITS
@@ -35,6 +35,10 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             "sessions packed 8 to a JVM.",
             version=__version__,
             oracle="sciworld-oracle",
+            # Sessions are packed 8 to a shared JVM, so a session costs its share of a whole packed JVM: the packed
+            # per_session_rss_mib, 30.62, of benchmarks/results/sciworld_packing.json (benchmarks/sciworld_packing.py);
+            # the idle server's rss_0_mib, 218.84, of benchmarks/results/env_plugins.json. Rounded up.
+            footprint=Footprint(219.0, 31.0, source="env_plugins.json (base), sciworld_packing.json (per session)"),
             service_defaults=SERVICE_DEFAULTS,
             max_action_chars=MAX_ACTION_CHARS,
         )

@@ -7,12 +7,11 @@ ends the episode with reward 1.0 on an exact match after SQuAD normalization, el
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agenthub import Action
+from agenthub import Action, begin_reset
 
 from agenthub_env_search.actions import parse_action as parse_reply
 from agenthub_env_search.bm25 import BM25Params, Passage
@@ -137,12 +136,9 @@ class SearchEnv:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        if options:
-            raise ValueError(f"search takes no reset options, got {sorted(options)}; leave options empty")
-        if task_id is None:
-            count = len(load_questions(self.qa)) if self.qa else TRAIN_COUNT  # a seed draws a train task
-            task_id = random.Random(seed).randrange(count)
-        self._row = self._question(task_id)
+        count = len(load_questions(self.qa)) if self.qa else TRAIN_COUNT  # a seed draws a train task
+        start = begin_reset("search", task_id=task_id, seed=seed, options=options, train=range(count))
+        self._row = self._question(start.task_id)
         self._turns = self._searches = 0
         self._done = False
         return f"Question: {self._row['question']}", self._info()

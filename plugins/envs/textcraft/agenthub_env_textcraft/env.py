@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from agenthub import Action, StepTuple, TaskId
+from agenthub import Action, StepTuple, TaskId, begin_reset
 
 from .recipes import RecipeBook, item_name, recipe_book
 from .splits import NUM_TASKS, TRAIN_IDS
@@ -52,13 +52,10 @@ class TextCraftEnv:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        if options:
-            raise ValueError(f"textcraft takes no reset options, got {sorted(options)}; leave options empty")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
-        seed = DEFAULT_SEED if seed is None else seed
-        if task_id is None:
-            task_id = random.Random(seed).choice(TRAIN_IDS)
+        start = begin_reset(
+            "textcraft", task_id=task_id, seed=seed, options=options, train=TRAIN_IDS, default_seed=DEFAULT_SEED
+        )
+        task_id, seed = start.task_id, start.seed
         if isinstance(task_id, bool) or not isinstance(task_id, int) or not 0 <= task_id < NUM_TASKS:
             raise ValueError(
                 f"unknown textcraft task {task_id!r}: task ids are integers from 0 to {NUM_TASKS - 1} "

@@ -12,10 +12,10 @@ from typing import Any
 import textworld
 from jericho import UnsupportedGameWarning
 
-from agenthub import Action, StepTuple, TaskId
+from agenthub import Action, StepTuple, TaskId, begin_reset
 
 from .games import DEFAULT_GENERATION_TIMEOUT, GameCache
-from .tasks import GameSpec, draw_task, game_spec
+from .tasks import TRAIN_STOP, GameSpec, game_spec
 
 RESET_OPTIONS = ("admissible_commands", "walkthrough")
 """What ``reset(options=...)`` accepts, each a bool, default False."""
@@ -72,14 +72,7 @@ def _refusal(command: str) -> str | None:
     return None
 
 
-def _options(options: Mapping[str, Any] | None) -> dict[str, bool]:
-    chosen = dict(options or {})
-    unknown = sorted(set(chosen) - set(RESET_OPTIONS))
-    if unknown:
-        raise ValueError(
-            f"unknown textworld reset option(s) {', '.join(map(repr, unknown))}; "
-            f"the options are {', '.join(RESET_OPTIONS)} (each true or false)"
-        )
+def _options(chosen: Mapping[str, Any]) -> dict[str, bool]:
     for name, value in chosen.items():
         if not isinstance(value, bool):
             raise ValueError(f"reset option {name!r} must be true or false, got {value!r}")
@@ -134,12 +127,18 @@ class TextWorldEnv:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        chosen = _options(options)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
-        if task_id is None:
-            task_id = draw_task(seed)
-        spec = game_spec(task_id)
+        # A train task drawn with random.Random(seed), None meaning 0 (tasks.draw_task, the same draw).
+        start = begin_reset(
+            "textworld",
+            task_id=task_id,
+            seed=seed,
+            options=options,
+            train=range(TRAIN_STOP),
+            known_options=RESET_OPTIONS,
+            default_seed=0,
+        )
+        chosen = _options(start.options)
+        spec = game_spec(start.task_id)
         game_file = self.cache.ensure(spec)
         if game_file != self._game_file or self._game is None:
             self.close()

@@ -26,14 +26,13 @@ import atexit
 import contextlib
 import json
 import os
-import random
 import re
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agenthub import Action, TaskId, TaskSplit
+from agenthub import Action, TaskId, TaskSplit, begin_reset
 
 from agenthub_env_webarena.accessibility import IdMap, clean, render, truncate
 from agenthub_env_webarena.actions import ActionParseError, BrowserAction, parse_action, playwright_key
@@ -275,10 +274,8 @@ class WebArenaEnv:
     def reset(
         self, *, task_id: TaskId | None = None, seed: int | None = None, options: Mapping[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        if options:
-            raise ValueError(f"webarena takes no reset options, got {sorted(options)}; leave options empty")
-        if task_id is None:
-            task_id = random.Random(seed).choice(sorted(self.tasks))
+        start = begin_reset("webarena", task_id=task_id, seed=seed, options=options, train=sorted(self.tasks))
+        task_id = start.task_id
         if isinstance(task_id, bool) or not isinstance(task_id, int) or task_id not in self.tasks:
             known = sorted(self.tasks)
             raise ValueError(

@@ -11,10 +11,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agenthub import Action
+from agenthub import Action, begin_reset
 
 from agenthub_env_wordle.rules import MAX_GUESSES, WORD_LENGTH, feedback
-from agenthub_env_wordle.tasks import check_task_id, train_task_for_seed
+from agenthub_env_wordle.tasks import TRAIN, check_task_id
 from agenthub_env_wordle.words import allowed_guesses, answers
 
 StepTuple = tuple[str, float, bool, bool, dict[str, Any]]
@@ -70,10 +70,9 @@ class WordleEnv:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        if options:
-            raise ValueError(f"wordle takes no reset options, got {sorted(options)}; leave options empty")
         # The secret depends on the task id alone; the seed only picks a task when none is named.
-        index = check_task_id(train_task_for_seed(seed) if task_id is None else task_id)
+        start = begin_reset("wordle", task_id=task_id, seed=seed, options=options, train=TRAIN)
+        index = check_task_id(start.task_id)
         self._answer = answers()[index]
         self._guesses = 0
         self._done = False

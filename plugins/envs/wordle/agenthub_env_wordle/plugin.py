@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import AgentSpec, EnvSpec, hookimpl
+from agenthub import AgentSpec, EnvSpec, Footprint, hookimpl
 
 from agenthub_env_wordle.tasks import SPLITS
 
@@ -28,6 +28,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             default_max_turns=6,
             description="LMRL-Gym's Wordle (AgentGym): find a 5-letter word in 6 guesses from g/y/b feedback.",
             oracle="wordle-oracle",
+            # benchmarks/env_plugins.py measured rss_0_mib 54.99, per_session_kib 0.25 (rounded up)
+            footprint=Footprint(55.0, 0.01, source="benchmarks/results/env_plugins.json"),
             max_action_chars=MAX_ACTION_CHARS,
         )
     )

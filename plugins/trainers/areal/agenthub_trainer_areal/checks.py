@@ -8,14 +8,13 @@ played with the model's tokenizer against ``max_context`` and ``max_tokens``.
 
 from __future__ import annotations
 
-import contextlib
-import tempfile
-from collections.abc import Iterator
-from typing import Any
-
-from agenthub import ConfigError, get_plugin_host
-from agenthub.rollout import build_horizon
-from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
+from agenthub.training import (
+    FrameworkNeeds,
+    LaunchReport,
+    TokenLimits,
+    check_launch_with_model,
+    most_turns,
+)
 
 from agenthub_trainer_areal.config import ArealConfig
 from agenthub_trainer_areal.prerequisites import GPU_MODULES, TRAINER_MODULES
@@ -38,47 +37,14 @@ def framework_needs(config: ArealConfig) -> FrameworkNeeds:
     )
 
 
-@contextlib.contextmanager
-def policy_tokenizer(config: ArealConfig, *, offline: bool) -> Iterator[Any]:
-    """The tokenizer of the model the run trains (the tiny one is built in a temporary directory)."""
-    from transformers import AutoTokenizer
-
-    if config.model is not None:
-        yield AutoTokenizer.from_pretrained(config.model, local_files_only=offline)
-        return
-    from agenthub.testing import build_tiny_model
-
-    with tempfile.TemporaryDirectory(prefix="agenthub-areal-check-") as scratch:
-        try:
-            path = build_tiny_model(scratch, **{"seed": config.seed, **config.tiny_model})
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"tiny_model settings {config.tiny_model} were rejected: {exc}") from None
-        yield AutoTokenizer.from_pretrained(path)
-
-
-def horizon_limit(config: ArealConfig) -> int | None:
-    if config.horizon is None:
-        return None
-    schedule = build_horizon(config.horizon, get_plugin_host().horizon)
-    return max(schedule.max_turns(step) for step in range(config.steps))
-
-
 def launch_checks(config: ArealConfig, *, dry_run: bool) -> LaunchReport:
     """One task of the env, measured with the model's tokenizer; a dry run skips a model not on disk yet."""
     limits = TokenLimits(max_tokens=config.max_tokens, max_context=config.max_context)
-    try:
-        with policy_tokenizer(config, offline=dry_run) as tokenizer:
-            return check_launch(
-                config.env,
-                tokenizer,
-                limits,
-                split=config.split,
-                urls=config.urls,
-                token=config.token,
-                max_turns=horizon_limit(config),
-                dry_run=dry_run,
-            )
-    except OSError as exc:
-        if not dry_run:
-            raise ConfigError(f"cannot load the tokenizer of model={config.model!r}: {exc}") from None
-        return LaunchReport(env=config.env, skipped=f"the tokenizer of {config.model!r} is not on this machine yet")
+    return check_launch_with_model(
+        config,
+        limits,
+        dry_run=dry_run,
+        max_turns=most_turns(config.horizon, config.steps),
+        seed=config.seed,
+        tiny_model=config.tiny_model,
+    )

@@ -5,11 +5,16 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
+from agenthub.training import EnvUrls
 from pydantic import ConfigDict, Field, model_validator
 
 DEFAULT_ENV = "trail"
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 """A small instruct model with a chat template; AReaL downloads it itself."""
+
+
+RESUMABLE_CHANGES = frozenset({"steps", "save_steps", "resume", "backend", "address"})
+"""Settings ``agenthub run --resume RUN_DIR`` may change; any other difference would make it a different run."""
 
 
 class ArealConfig(RolloutBackendConfig, MultiPlayerConfig):
@@ -47,7 +52,7 @@ class ArealConfig(RolloutBackendConfig, MultiPlayerConfig):
     )
     concurrency: int = Field(default=64, ge=1, description="episode groups in flight (rollout.max_concurrent_rollouts)")
     processes: int = Field(default=1, ge=1, description="local env server processes per rollout worker")
-    url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
+    url: EnvUrls = Field(default=None, description="env servers already running; default: start some")
     token: str | None = None
     max_attempts: int = Field(default=3, ge=1, description="attempts per episode on infrastructure failures")
     resamples: int = Field(
@@ -88,10 +93,6 @@ class ArealConfig(RolloutBackendConfig, MultiPlayerConfig):
             raise ValueError("tiny_model.* settings apply only without model=...; drop one of them")
         check_rollout_backend(self, urls=self.url)
         return self
-
-    @property
-    def urls(self) -> list[str]:
-        return [self.url] if isinstance(self.url, str) else list(self.url or [])
 
     @property
     def env_capacity(self) -> int:

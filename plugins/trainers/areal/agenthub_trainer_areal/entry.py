@@ -13,8 +13,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenthub import ConfigError, Task, TaskId, TaskList
+from agenthub import ConfigError, Task
 from agenthub.rollout import EnvPool
+from agenthub.training import split_task_ids
 from areal.api.cli_args import GRPOConfig, load_expr_config, parse_cli_args, to_structured_cfg
 from pydantic import ValidationError
 
@@ -52,13 +53,6 @@ def load_config(argv: list[str]) -> tuple[Any, HubSection]:
     return config, hub_section(config)
 
 
-def split_ids(listing: TaskList) -> list[TaskId]:
-    if listing.ids is not None:
-        return list(listing.ids)
-    assert listing.start is not None and listing.stop is not None
-    return list(range(listing.start, listing.stop))
-
-
 async def task_rows(hub: HubSection) -> list[dict[str, Any]]:
     """One dataset row per task of the split, listed by the env itself (a local server is started briefly)."""
     if hub.url:
@@ -69,7 +63,7 @@ async def task_rows(hub: HubSection) -> list[dict[str, Any]]:
         info = await pool.info()
         if hub.split not in info.splits:
             raise ConfigError(f"env {info.name!r} has no split {hub.split!r}; it has: {', '.join(info.splits)}")
-        ids = split_ids(await pool.endpoints[0].client.tasks(hub.split))
+        ids = split_task_ids(await pool.endpoints[0].client.tasks(hub.split))
     finally:
         await pool.close()
     return [task_row(Task(env=info.name, task_id=i, split=hub.split)) for i in ids]

@@ -84,7 +84,7 @@ def hub_section(config: ArealConfig, run_dir: Path, servers: ServerUrls | None =
     return HubSection(
         env=config.env,
         split=config.split,
-        url=list(servers) if servers is not None else config.urls,
+        url=list(servers) if servers is not None else config.url or [],
         token=servers.token if servers is not None else config.token,
         seat=config.seat,
         opponent=config.opponent,

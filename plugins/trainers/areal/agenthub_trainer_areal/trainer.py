@@ -11,13 +11,20 @@ from typing import Any
 import yaml
 from agenthub import ConfigError, get_plugin_host
 from agenthub.config import redact_secrets, validate_config
-from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import ServerUrls, env_servers, preflight, print_dry_run_checks, recorded_run, seating
+from agenthub.rollout import RunStore
+from agenthub.training import (
+    ServerUrls,
+    env_servers,
+    preflight,
+    print_dry_run_checks,
+    recorded_run,
+    resumption,
+    seating,
+)
 
 from agenthub_trainer_areal.checks import framework_needs, launch_checks
-from agenthub_trainer_areal.config import ArealConfig
+from agenthub_trainer_areal.config import RESUMABLE_CHANGES, ArealConfig
 from agenthub_trainer_areal.experiment import RESUME_OVERRIDE, LaunchPlan, launch_plan
-from agenthub_trainer_areal.runs import check_resumable, reopen, saved_config
 
 TINY_MODEL_DIR = "tiny-model"
 
@@ -57,10 +64,7 @@ def run_env_servers(config: ArealConfig) -> Iterator[ServerUrls | None]:
 def prepare(config: ArealConfig, servers: ServerUrls | None = None) -> tuple[RunStore, LaunchPlan]:
     """A new run directory with AReaL's launch files written (and the tiny model built when ``model`` is unset);
     on resume, the run's own directory, its launch files rewritten (e.g. more steps) and its tiny model kept."""
-    if config.resume is not None:
-        store = reopen(config)
-    else:
-        store = RunStore.create(saved_config(config), root=config.runs_dir, run_id=config.run_id)
+    store = resumption.open_run(config, RESUMABLE_CHANGES, root=config.runs_dir, run_id=config.run_id)
     if config.model is None and not (store.path / TINY_MODEL_DIR / "config.json").is_file():
         build_tiny_model(config, store.path)
     plan = launch_plan(config, store.path, model_path(config, store.path), servers)
@@ -77,10 +81,7 @@ def describe(plan: LaunchPlan) -> str:
 
 def print_dry_run(settings: ArealConfig) -> int:
     """The resolved settings, the checks, then each file and the exact command; writes nothing."""
-    if settings.resume is not None:
-        run_dir = check_resumable(settings)
-    else:
-        run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
+    run_dir = resumption.planned_run_dir(settings, RESUMABLE_CHANGES, root=settings.runs_dir, run_id=settings.run_id)
     print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
     if settings.resume is not None:
         print(f"# would resume {run_dir} with AReaL's recovery ({RESUME_OVERRIDE}), rewriting its launch files")
@@ -104,7 +105,7 @@ class ArealTrainer:
 
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
         settings = validate_config(ArealConfig, config)
-        if not settings.urls:
+        if not settings.url:
             # an unknown env, or seat=/opponent= that do not fit it, fail here, with suggestions; AReaL's GRPO
             # groups take one trajectory per episode, so one seat is trained
             info = get_plugin_host().env(settings.env).info()

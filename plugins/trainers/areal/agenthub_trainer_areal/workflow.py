@@ -43,7 +43,7 @@ from agenthub.rollout import (
     SamplingParams,
     build_horizon,
 )
-from agenthub.training import StepOutcomeLog, seating
+from agenthub.training import StepOutcomeLog, env_url_list, seating
 from areal.api.workflow_api import RolloutWorkflow
 
 from agenthub_trainer_areal.errors import ArealAdapterError
@@ -138,7 +138,7 @@ class HubWorkflow(RolloutWorkflow):  # type: ignore[misc]  # AReaL is untyped
         self.gconfig = turn_gconfig(gconfig, tokenizer)
         self.max_context = max_context
         self.horizon_config = horizon
-        self.urls = [url] if isinstance(url, str) else list(url or [])
+        self.urls = env_url_list(url)
         self.token = token
         self.processes = processes
         self.capacity = capacity

@@ -8,6 +8,7 @@ that a real run writes, down to an episode of the workflow the YAML describes.
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,9 +30,9 @@ from agenthub_trainer_areal.trainer import prepare
 from agenthub_trainer_areal.workflow import task_from_row
 
 
-def agenthub(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def agenthub(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agenthub", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "agenthub", *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
     )
 
 
@@ -73,6 +74,20 @@ def test_dry_run_prints_the_exact_command_and_files_and_starts_nothing(tmp_path:
     hub = hub_section(config)
     assert hub.env == "trail" and hub.horizon == {"kind": "stepwise", "rounds": [5, 10], "every": 50}
     assert hub.run_dir == str(run_dir)
+
+
+def test_a_dry_run_writes_nothing_not_even_arealss_import_time_cache_folders(tmp_path: Path) -> None:
+    """Importing ``areal`` makes cache folders (``/tmp/areal-$USER/.cache/...``, or under $AREAL_CACHE_DIR):
+    the dry run's checks find AReaL's modules without importing them, and everything else it builds (the tiny
+    model's tokenizer) lives in a temporary directory it removes."""
+    work, scratch, cache = tmp_path / "work", tmp_path / "tmp", tmp_path / "areal-cache"
+    work.mkdir(), scratch.mkdir()
+    env = {**os.environ, "AREAL_CACHE_DIR": str(cache), "TMPDIR": str(scratch)}
+    done = agenthub("run", "trainer=areal", "env=trail", "--dry-run", cwd=work, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "# command (run in" in done.stdout
+    assert not cache.exists()  # AReaL was never imported
+    assert list(scratch.iterdir()) == [] and list(work.iterdir()) == []
 
 
 def test_bad_settings_are_explained_before_anything_starts(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from agenthub import LocalServer, Task
-from agenthub.rollout import EnvPool, Generation, RunStore, SamplingParams
+from agenthub.rollout import EnvPool, Generation, RunStore, SamplingParams, inject_generation_fault
 from agenthub.testing import EngineAnswer, ModelSampler, SequenceView, build_tiny_model, check_sampled_turns
 from areal.api.cli_args import GenerationHyperparameters
 from areal.api.io_struct import ModelRequest
@@ -161,24 +161,18 @@ def test_the_sampling_engine_keeps_areals_token_budget(model_dir: Path) -> None:
         asyncio.run(engine.agenerate(ModelRequest(input_ids=prompt, gconfig=gconfig.new(max_tokens=len(prompt)))))
 
 
-def test_a_workflow_that_re_encodes_its_turns_is_caught(
-    model_dir: Path, trail_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_workflow_that_re_encodes_its_turns_is_caught(model_dir: Path, trail_url: str, tmp_path: Path) -> None:
     """The review's patch: each sampled turn is decoded and encoded again before it enters the trace."""
-    import agenthub.rollout.policy as policy_module
-
     engine = sampling_engine(model_dir)
-    honest = policy_module.call_generate
 
-    async def re_encoding(generate: Any, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
-        generation = await honest(generate, prompt_ids, sampling)
+    def re_encoding(generation: Generation, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
         tokenizer = engine.sampler.tokenizer
         ids = list(tokenizer.encode(tokenizer.decode(generation.token_ids), add_special_tokens=False))
         logprobs = ((generation.logprobs or []) + [0.0] * len(ids))[: len(ids)]
         return Generation(ids[: sampling.max_tokens], logprobs[: sampling.max_tokens], generation.finish_reason)
 
-    monkeypatch.setattr(policy_module, "call_generate", re_encoding)
-    outs = asyncio.run(play(engine, trail_url, tmp_path / "run", grouped=False))
+    with inject_generation_fault(re_encoding):
+        outs = asyncio.run(play(engine, trail_url, tmp_path / "run", grouped=False))
     # Where re-encoding changed an episode's token count, the adapter's own guard (the per-token versions
     # no longer line up with the trace) raised and AReaL rejects the episode: those turns never reach it.
     assert len(outs) < GROUP * len(TASKS), f"all {len(outs)} episodes reached AReaL"

@@ -9,8 +9,7 @@ one task of the env is played with the model's tokenizer against ``max_len`` and
 
 from __future__ import annotations
 
-from agenthub import ConfigError
-from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
+from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch_with_model
 
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig
 from agenthub_trainer_openrlhf.horizon import final_turns
@@ -28,22 +27,10 @@ NEEDS = FrameworkNeeds(
 
 def launch_checks(config: OpenRlhfConfig, *, dry_run: bool) -> LaunchReport:
     """One task of the env, measured with the model's tokenizer; a dry run skips a model not on disk yet."""
-    from transformers import AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(config.model, local_files_only=dry_run)
-    except OSError as exc:
-        if not dry_run:
-            raise ConfigError(f"cannot load the tokenizer of model={config.model!r}: {exc}") from None
-        return LaunchReport(env=config.env, skipped=f"the tokenizer of {config.model!r} is not on this machine yet")
     limits = TokenLimits(max_tokens=config.max_tokens, max_context=config.max_len, max_context_key="max_len")
-    return check_launch(
-        config.env,
-        tokenizer,
+    return check_launch_with_model(
+        config,
         limits,
-        split=config.split,
-        urls=config.urls or (),
-        token=config.token,
-        max_turns=final_turns(config.horizon) if config.horizon is not None else None,
         dry_run=dry_run,
+        max_turns=final_turns(config.horizon) if config.horizon is not None else None,
     )

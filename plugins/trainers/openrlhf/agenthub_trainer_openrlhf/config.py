@@ -6,6 +6,7 @@ import sys
 from typing import Any, Literal
 
 from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
+from agenthub.training import EnvUrls
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 Estimator = Literal["group_norm", "dr_grpo", "rloo", "reinforce_baseline", "reinforce", "gae"]
@@ -25,6 +26,11 @@ def visible_gpus() -> int:
     except ImportError:
         return 1
     return max(1, int(torch.cuda.device_count()))
+
+
+RESUMABLE_CHANGES = frozenset({"episodes", "save_steps", "resume", "backend", "address", "python", "ray_address"})
+"""Settings ``agenthub run --resume RUN_DIR`` may change (more passes over the tasks, where it runs); any other
+difference would make it a different run, which OpenRLHF's checkpoint would silently continue."""
 
 
 class OpenRlhfConfig(RolloutBackendConfig, MultiPlayerConfig):
@@ -49,7 +55,7 @@ class OpenRlhfConfig(RolloutBackendConfig, MultiPlayerConfig):
         description="turn limit: N, or {kind: stepwise, rounds: [...], every: K} by rollout (ScalingInter-RL); "
         "default: the env's",
     )
-    url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
+    url: EnvUrls = Field(default=None, description="env servers already running; default: start some")
     token: str | None = None
     processes: int = Field(default=1, ge=1, description="local env server processes (without url=)")
     n_samples_per_prompt: int = Field(default=8, ge=2, description="episodes per task: the group")
@@ -113,10 +119,6 @@ class OpenRlhfConfig(RolloutBackendConfig, MultiPlayerConfig):
                 "env servers the cluster can reach and pass url=[...]"
             )
         return self
-
-    @property
-    def urls(self) -> list[str] | None:
-        return [self.url] if isinstance(self.url, str) else self.url
 
     @property
     def samples_per_rollout(self) -> int:

@@ -11,38 +11,38 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import yaml
-from agenthub import ConfigError, EnvInfo, SyncEnvClient, TaskId, TaskList, get_plugin_host
+from agenthub import ConfigError, EnvInfo, SyncEnvClient, TaskId, get_plugin_host
 from agenthub.config import redact_secrets, validate_config
-from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import Seating, env_servers, preflight, print_dry_run_checks, recorded_run, seating
+from agenthub.rollout import RunStore
+from agenthub.training import (
+    Seating,
+    env_servers,
+    preflight,
+    print_dry_run_checks,
+    recorded_run,
+    resumption,
+    seating,
+    split_task_ids,
+)
 
 from agenthub_trainer_openrlhf.checks import NEEDS, launch_checks
-from agenthub_trainer_openrlhf.config import OpenRlhfConfig
+from agenthub_trainer_openrlhf.config import RESUMABLE_CHANGES, OpenRlhfConfig
 from agenthub_trainer_openrlhf.launch import build_launch
-
-
-def split_ids(listing: TaskList) -> list[TaskId]:
-    if listing.ids is not None:
-        return list(listing.ids)
-    assert listing.start is not None and listing.stop is not None
-    return list(range(listing.start, listing.stop))
 
 
 def task_ids(config: OpenRlhfConfig) -> list[TaskId]:
     """The split's task ids: from the servers at ``url=``, else from the installed env plugin."""
-    urls = config.urls
-    if urls:
-        with SyncEnvClient(urls[0], token=config.token) as client:
+    if config.url:
+        with SyncEnvClient(config.url[0], token=config.token) as client:
             info = client.info()
             if info.name != config.env:
-                raise ConfigError(f"the env server at {urls[0]} serves {info.name!r}, not env={config.env!r}")
+                raise ConfigError(f"the env server at {config.url[0]} serves {info.name!r}, not env={config.env!r}")
             if config.split not in info.splits:
                 raise ConfigError(f"env {info.name!r} has no split {config.split!r}; it has: {', '.join(info.splits)}")
-            ids = split_ids(client.tasks(config.split))
+            ids = split_task_ids(client.tasks(config.split))
     else:
         splits = get_plugin_host().env(config.env).resolved_splits()  # unknown env: fails with suggestions
         if config.split not in splits:
@@ -56,8 +56,8 @@ def seats_of(config: OpenRlhfConfig) -> Seating:
     """Who plays which seat (``seat=``, ``opponent=``), checked against the env before anything starts;
     OpenRLHF takes one trajectory per prompt sample, so one seat is trained."""
     info: EnvInfo
-    if config.urls:
-        with SyncEnvClient(config.urls[0], token=config.token) as client:
+    if config.url:
+        with SyncEnvClient(config.url[0], token=config.token) as client:
             info = client.info()
     else:
         info = get_plugin_host().env(config.env).info()
@@ -67,19 +67,18 @@ def seats_of(config: OpenRlhfConfig) -> Seating:
 
 
 def open_run(config: OpenRlhfConfig) -> RunStore:
-    saved = config.model_dump(mode="json", exclude={"resume"})
-    if config.resume is not None:
-        return RunStore.resume(config.resume)
-    return RunStore.create(saved, root=config.runs_dir, run_id=config.run_id)
+    """A new run directory, or the one ``--resume`` names if only ``RESUMABLE_CHANGES`` differ from its config
+    (OpenRLHF's checkpoint would continue under any settings: the check is here)."""
+    return resumption.open_run(config, RESUMABLE_CHANGES, root=config.runs_dir, run_id=config.run_id)
 
 
 def print_dry_run(settings: OpenRlhfConfig) -> int:
     """The resolved settings, the files and the exact command a run would write and start; writes nothing."""
     ids = task_ids(settings)
     seats_of(settings)
-    run_dir = Path(settings.resume or Path(settings.runs_dir) / (settings.run_id or new_run_id()))
+    run_dir = resumption.planned_run_dir(settings, RESUMABLE_CHANGES, root=settings.runs_dir, run_id=settings.run_id)
     where = "Ray node's" if settings.backend == "ray" else "local"
-    urls = settings.urls or [f"<{where} {settings.env} server {i + 1}>" for i in range(settings.processes)]
+    urls = settings.url or [f"<{where} {settings.env} server {i + 1}>" for i in range(settings.processes)]
     launch = build_launch(settings, run_dir, urls=urls, task_ids=ids, run_id=run_dir.name)
     print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
     if settings.resume is None and settings.run_id is None:
@@ -110,7 +109,7 @@ def launch(settings: OpenRlhfConfig) -> int:
     print(f"run directory: {store.path}", flush=True)
     servers = env_servers(
         settings.env,
-        settings.urls,
+        settings.url,
         processes=settings.processes,
         max_sessions=max(64, settings.samples_per_rollout),
         token=settings.token,

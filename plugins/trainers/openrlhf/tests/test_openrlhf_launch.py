@@ -177,3 +177,26 @@ def test_a_horizon_schedule_goes_to_the_agent_and_a_bad_one_is_refused(
     assert {parse_task(r["input"], "trail").max_turns for r in rows} == {None}  # the agent sets it per step
     assert main([*args, "horizon.kind=stepwise", "horizon.rounds=[2,4]"]) != 0
     assert "horizon kind 'stepwise' rejected its settings" in capsys.readouterr().err
+
+
+def test_resume_refuses_changed_settings_and_keeps_no_secret(tmp_path: Path) -> None:
+    """OpenRLHF's checkpoint would continue under any settings; the plugin refuses all but RESUMABLE_CHANGES."""
+    from agenthub.rollout import RunStore
+
+    from agenthub_trainer_openrlhf.trainer import open_run, print_dry_run
+
+    first = OpenRlhfConfig(env="trail", model="m", runs_dir=str(tmp_path), run_id="r", token="s3cret")
+    open_run(first).finish(status="interrupted")
+    run_dir = tmp_path / "r"
+    assert "s3cret" not in (run_dir / "config.yaml").read_text()  # a secret is never written to the run
+    stored = RunStore.existing(run_dir).config()
+
+    changed = OpenRlhfConfig.model_validate({**stored, "resume": str(run_dir), "learning_rate": 1e-3})
+    for attempt in (open_run, print_dry_run):  # a dry run refuses it too, before printing a command
+        with pytest.raises(ConfigError, match=r"learning_rate: 1e-06 -> 0\.001.*only .*episodes.* may change"):
+            attempt(changed)
+
+    more = OpenRlhfConfig.model_validate({**stored, "resume": str(run_dir), "episodes": 3, "token": "s3cret"})
+    store = open_run(more)
+    assert store.path == run_dir and store.config()["episodes"] == 3
+    assert RunStore.existing(run_dir).meta()["status"] == "running"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agenthub.rollout import Generation, SamplingParams
+from agenthub.rollout import Generation, SamplingParams, inject_generation_fault
 from agenthub.testing import EngineAnswer, SequenceView, build_tiny_model, check_sampled_turns, is_canonical
 
 from agenthub_trainer_openrlhf.launch import agent_func_path, prompt_rows
@@ -153,24 +153,19 @@ def test_a_tight_max_len_shortens_turns_and_openrlhf_cuts_none(
     assert max(len(c.prompt_ids) + c.max_tokens for c in llm.calls) >= tight - 2  # the budget reached the limit
 
 
-def test_a_policy_that_re_encodes_its_turns_is_caught(
-    model_dir: Path, agent_settings: Path, sampled_vllm: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_policy_that_re_encodes_its_turns_is_caught(model_dir: Path, agent_settings: Path, sampled_vllm: Any) -> None:
     """The review's patch: each sampled turn decoded and encoded again before it enters the trace."""
-    import agenthub.rollout.policy as policy_module
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)  # the engine's tokenizer, as the directory loads it
-    honest = policy_module.call_generate
 
-    async def re_encoding(generate: Any, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
-        generation = await honest(generate, prompt_ids, sampling)
+    def re_encoding(generation: Generation, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
         text = tokenizer.decode(generation.token_ids)
         ids = list(tokenizer.encode(text, add_special_tokens=False))[: sampling.max_tokens]
         logprobs = ((generation.logprobs or []) + [0.0] * len(ids))[: len(ids)]
         return Generation(ids, logprobs, generation.finish_reason)
 
-    monkeypatch.setattr(policy_module, "call_generate", re_encoding)
-    experiences, llm = rollout(model_dir, seed=1, sampled_vllm=sampled_vllm)
+    with inject_generation_fault(re_encoding):
+        experiences, llm = rollout(model_dir, seed=1, sampled_vllm=sampled_vllm)
     with pytest.raises(AssertionError, match="re-encoded"):
         check_sampled_turns(views(experiences), answers(llm))

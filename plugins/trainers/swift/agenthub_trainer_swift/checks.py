@@ -9,13 +9,7 @@ temporary directory for that, so a dry run writes nothing).
 
 from __future__ import annotations
 
-import contextlib
-import tempfile
-from collections.abc import Iterator
-from typing import Any
-
-from agenthub import ConfigError
-from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
+from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch_with_model
 
 from agenthub_trainer_swift.config import SwiftConfig
 from agenthub_trainer_swift.prerequisites import GPU_MODULES, TRAINER_MODULES
@@ -34,36 +28,13 @@ def framework_needs(config: SwiftConfig) -> FrameworkNeeds:
     )
 
 
-@contextlib.contextmanager
-def policy_tokenizer(config: SwiftConfig, *, offline: bool) -> Iterator[Any]:
-    """The tokenizer of the model the run trains (the tiny default is built in a temporary directory)."""
-    from transformers import AutoTokenizer
-
-    if config.model is not None:
-        yield AutoTokenizer.from_pretrained(config.model, local_files_only=offline)
-        return
-    from agenthub.testing import build_tiny_model
-
-    with tempfile.TemporaryDirectory(prefix="agenthub-swift-check-") as scratch:
-        yield AutoTokenizer.from_pretrained(build_tiny_model(scratch, seed=config.seed))
-
-
 def launch_checks(config: SwiftConfig, *, dry_run: bool) -> LaunchReport:
     """One task of the env, measured with the model's tokenizer; a dry run skips a model not on disk yet."""
     limits = TokenLimits(max_tokens=config.max_tokens, max_context=config.max_context)
-    try:
-        with policy_tokenizer(config, offline=dry_run) as tokenizer:
-            return check_launch(
-                config.env,
-                tokenizer,
-                limits,
-                split=config.split,
-                urls=config.urls or (),
-                token=config.token,
-                max_turns=config.max_turns,
-                dry_run=dry_run,
-            )
-    except OSError as exc:
-        if not dry_run:
-            raise ConfigError(f"cannot load the tokenizer of model={config.model!r}: {exc}") from None
-        return LaunchReport(env=config.env, skipped=f"the tokenizer of {config.model!r} is not on this machine yet")
+    return check_launch_with_model(
+        config,
+        limits,
+        dry_run=dry_run,
+        max_turns=config.max_turns,
+        seed=config.seed,
+    )

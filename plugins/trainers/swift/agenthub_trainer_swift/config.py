@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
+from agenthub.training import EnvUrls
 from pydantic import ConfigDict, Field, model_validator
 
 DEFAULT_ENV = "trail"
@@ -51,7 +52,7 @@ class SwiftConfig(RolloutBackendConfig, MultiPlayerConfig):
     )
     seed: int = 0
     processes: int = Field(default=1, ge=1, description="local env server processes (without url)")
-    url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
+    url: EnvUrls = Field(default=None, description="env servers already running; default: start some")
     token: str | None = None
     max_attempts: int = Field(default=3, ge=1, description="tries per episode on infra failures")
     episode_timeout_s: float | None = Field(default=None, gt=0)
@@ -82,10 +83,6 @@ class SwiftConfig(RolloutBackendConfig, MultiPlayerConfig):
             )
         check_rollout_backend(self, urls=self.url)
         return self
-
-    @property
-    def urls(self) -> list[str]:
-        return [self.url] if isinstance(self.url, str) else list(self.url or [])
 
     @property
     def episodes_per_step(self) -> int:

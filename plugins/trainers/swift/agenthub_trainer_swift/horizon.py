@@ -38,12 +38,6 @@ def schedule(config: HorizonConfig) -> HorizonSchedule:
     return build_horizon(spec, get_plugin_host().horizon)
 
 
-def longest(config: HorizonConfig, steps: int) -> int:
-    """The most turns the schedule allows over a run of ``steps`` steps: swift's ``--max_turns`` cap."""
-    plan = schedule(config)
-    return max(plan.max_turns(step) for step in range(max(steps, 1)))
-
-
 def set_trainer_step(step: int) -> None:
     """What the training process's callback records: the 0-based step being trained (steps already done)."""
     global _trainer_step

@@ -124,6 +124,16 @@ def flags(settings: dict[str, Any]) -> list[str]:
     return out
 
 
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+"""With the model on this machine nothing need come from a hub: the switches transformers, huggingface_hub and
+datasets honour. (ms-swift's own check that a local model matches its hub copy is ``--check_model false``.)"""
+
+
+def local_model(config: SwiftConfig) -> bool:
+    """The tiny model (built in the run directory) or a model directory on this machine, not a hub id."""
+    return config.model is None or Path(config.model).expanduser().exists()
+
+
 def model_flags(config: SwiftConfig, run_dir: Path) -> dict[str, Any]:
     if config.model is None:  # the tiny model: a Qwen2 with a ChatML template, built in the run directory
         return {
@@ -195,6 +205,10 @@ def build_plan(
     if checkpoint is not None:
         # swift restores the weights, optimizer, scheduler, RNG and global step and skips the rows already trained on
         train["resume_from_checkpoint"] = str(checkpoint)
+    offline = local_model(config)
+    if offline:
+        # else swift asks the ModelScope hub whether the local files are its latest (3 tries, on every run)
+        train["check_model"] = False
     if on_cpu:
         train["torch_dtype"] = "float32"  # bf16 is emulated on a CPU: slower, and no memory to save
     commands: list[Command] = []
@@ -225,5 +239,5 @@ def build_plan(
         settings=settings,
         dataset=dataset_rows(config, task_ids),
         commands=commands,
-        env={SETTINGS_ENV_VAR: str(run_dir / SETTINGS_FILE)},
+        env={SETTINGS_ENV_VAR: str(run_dir / SETTINGS_FILE), **(OFFLINE_ENV if offline else {})},
     )

@@ -22,36 +22,40 @@ from typing import Any
 import yaml
 from agenthub import ConfigError, EnvInfo, get_plugin_host
 from agenthub.config import redact_secrets, validate_config
-from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import env_servers, preflight, print_dry_run_checks, recorded_run, seating
+from agenthub.training import (
+    env_servers,
+    most_turns,
+    preflight,
+    print_dry_run_checks,
+    recorded_run,
+    resumption,
+    seating,
+    split_task_ids,
+)
 
 from agenthub_trainer_swift.checks import framework_needs, launch_checks
 from agenthub_trainer_swift.config import SwiftConfig
-from agenthub_trainer_swift.horizon import longest
 from agenthub_trainer_swift.launch import TINY_MODEL_DIR, Command, LaunchPlan, build_plan
-from agenthub_trainer_swift.runs import check_resumable, last_checkpoint, reopen, saved_config
+from agenthub_trainer_swift.runs import RESUMABLE_CHANGES, last_checkpoint
 
 LOCAL_URL_PLACEHOLDER = "http://127.0.0.1:<port chosen when the run starts>"
 ROLLOUT_STARTUP_S = 900.0
 
 
-def split_task_ids(config: SwiftConfig) -> tuple[list[Any], int]:
+def tasks_of(config: SwiftConfig) -> tuple[list[Any], int]:
     """The split's task ids and the env's default turn limit: from the installed env, else its first server."""
     host = get_plugin_host()
-    if config.env in host.envs.names() or not config.urls:
+    if config.env in host.envs.names() or not config.url:
         spec = host.env(config.env)  # an unknown env fails here, with suggestions
         splits = spec.resolved_splits()
         if config.split not in splits:
             raise ConfigError(f"env {config.env!r} has no split {config.split!r}; its splits: {', '.join(splits)}")
-        split = splits[config.split]
-        ids = list(split.ids) if split.ids is not None else list(range(split.start or 0, split.stop or 0))
-        return ids, spec.default_max_turns
+        return split_task_ids(splits[config.split]), spec.default_max_turns
     from agenthub import SyncEnvClient
 
-    with SyncEnvClient(config.urls[0], token=config.token) as client:
+    with SyncEnvClient(config.url[0], token=config.token) as client:
         info, listing = client.info(), client.tasks(config.split)
-    ids = list(listing.ids) if listing.ids is not None else list(range(listing.start or 0, listing.stop or 0))
-    return ids, info.default_max_turns
+    return split_task_ids(listing), info.default_max_turns
 
 
 def on_cpu() -> bool:
@@ -67,12 +71,12 @@ def check_seats(config: SwiftConfig) -> None:
     the scheduler of ``mode=server`` plays them with the hub executor; ``mode=colocate`` cannot."""
     info: EnvInfo
     host = get_plugin_host()
-    if config.env in host.envs.names() or not config.urls:
+    if config.env in host.envs.names() or not config.url:
         info = host.env(config.env).info()
     else:
         from agenthub import SyncEnvClient
 
-        with SyncEnvClient(config.urls[0], token=config.token) as client:
+        with SyncEnvClient(config.url[0], token=config.token) as client:
             info = client.info()
     if info.multi_player and config.mode == "colocate":
         raise ConfigError(
@@ -98,8 +102,8 @@ def plan_for(config: SwiftConfig, run_dir: Path, urls: list[str], tasks: tuple[l
 
 def turn_cap(config: SwiftConfig, default_turns: int) -> int:
     """swift's ``--max_turns``: it stops every episode there, so it is the most turns the horizon ever allows."""
-    if config.horizon is not None:
-        return longest(config.horizon, config.steps)
+    if (longest := most_turns(config.horizon, config.steps)) is not None:
+        return longest
     return config.max_turns or default_turns
 
 
@@ -147,17 +151,14 @@ def resolve_swift(command: Command) -> list[str]:
 
 def print_dry_run(settings: SwiftConfig, tasks: tuple[list[Any], int]) -> int:
     """The resolved settings, the checks, then every file and the exact commands; writes nothing."""
-    if settings.resume is not None:
-        run_dir = check_resumable(settings)
-    else:
-        run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
+    run_dir = resumption.planned_run_dir(settings, RESUMABLE_CHANGES, root=settings.runs_dir, run_id=settings.run_id)
     print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
     if settings.resume is not None:
         print(f"# would resume {run_dir} from {last_checkpoint(run_dir)}, rewriting its dataset and settings")
     elif settings.run_id is None:
         print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
     report = print_dry_run_checks(framework_needs(settings), lambda: launch_checks(settings, dry_run=True))
-    print(plan_for(settings, run_dir, settings.urls or [LOCAL_URL_PLACEHOLDER], tasks).describe())
+    print(plan_for(settings, run_dir, settings.url or [LOCAL_URL_PLACEHOLDER], tasks).describe())
     report.raise_if_refused()
     return 0
 
@@ -167,16 +168,14 @@ class SwiftTrainer:
 
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
         settings = validate_config(SwiftConfig, config)
-        tasks = split_task_ids(settings)  # a bad env or split fails here, before a run directory is made
+        tasks = tasks_of(settings)  # a bad env or split fails here, before a run directory is made
         check_seats(settings)
         if dry_run:
             return print_dry_run(settings, tasks)
         preflight(framework_needs(settings), lambda: launch_checks(settings, dry_run=False))
-        if settings.resume is not None:
-            last_checkpoint(check_resumable(settings))  # nothing to resume from: refused before the run is reopened
-            store = reopen(settings)
-        else:
-            store = RunStore.create(saved_config(settings), root=settings.runs_dir, run_id=settings.run_id)
+        if settings.resume is not None:  # nothing to resume from: refused before the run is reopened
+            last_checkpoint(resumption.check_resumable(settings, settings.resume, RESUMABLE_CHANGES).path)
+        store = resumption.open_run(settings, RESUMABLE_CHANGES, root=settings.runs_dir, run_id=settings.run_id)
         print(f"run directory: {store.path}", flush=True)
         code = 1
         with recorded_run(store, lambda: {"swift_exit_code": code}) as end:
@@ -186,7 +185,7 @@ class SwiftTrainer:
                 build_tiny_model(store.path / TINY_MODEL_DIR, seed=settings.seed)
             servers = env_servers(
                 settings.env,
-                settings.urls,
+                settings.url,
                 processes=settings.processes,
                 max_sessions=max(64, settings.episodes_per_step * 2),
                 token=settings.token,

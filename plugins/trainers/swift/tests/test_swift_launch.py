@@ -30,7 +30,10 @@ def test_dry_run_prints_the_colocate_launch(tmp_path: Path) -> None:
     task = json.loads(json.loads(dataset)["agenthub_task"])
     assert task["env"] == "trail" and task["split"] == "train" and isinstance(task["task_id"], int)
     (command,) = [line for line in lines if " swift rlhf " in line]
-    assert command.startswith(f"AGENTHUB_SWIFT_CONFIG={run / 'agenthub_swift.json'} swift rlhf --rlhf_type grpo")
+    offline = "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1"  # a local model: no hub at all
+    settings = f"AGENTHUB_SWIFT_CONFIG={run / 'agenthub_swift.json'}"
+    assert command.startswith(f"{settings} {offline} swift rlhf --rlhf_type grpo")
+    assert "--check_model false" in command  # swift's own hub check of a local model's files
     for flag in (
         f"--external_plugins {plugin_file()}",
         "--multi_turn_scheduler agenthub",
@@ -57,6 +60,7 @@ def test_dry_run_prints_the_server_launch_and_takes_the_ms_swift_name(tmp_path: 
     assert "--multi_turn_scheduler agenthub" in rollout and "--model /models/qwen" in rollout
     assert "--use_vllm true --vllm_mode server" in train and "--vllm_server_port 8011" in train
     assert "--beta 0.04" in train and "--beta 0.0 " not in train
+    assert "OFFLINE" not in train and "--check_model" not in train  # /models/qwen is not here: a hub id
     assert '"http://10.1.2.3:8000"' in out
     # planned for a cluster: the model is not on this machine, so the checks say they did not run
     assert "# checks before launch: not run (the tokenizer of '/models/qwen' is not on this machine yet)" in out
@@ -92,13 +96,14 @@ def test_vllm_without_a_gpu_stops_at_once_and_says_what_to_do(tmp_path: Path) ->
 
 def stored_run(tmp_path: Path, *checkpoints: int) -> Path:
     """A run directory as `agenthub run trainer=swift` leaves it, with swift's checkpoints in ``swift/``."""
-    from agenthub.rollout import RunStore
+
+    from agenthub.training import resumption
 
     from agenthub_trainer_swift.config import SwiftConfig
-    from agenthub_trainer_swift.runs import saved_config
+    from agenthub_trainer_swift.runs import RESUMABLE_CHANGES
 
     settings = SwiftConfig(env="trail", steps=3, tasks_per_step=2, runs_dir=str(tmp_path), run_id="r")
-    store = RunStore.create(saved_config(settings), root=tmp_path, run_id="r")
+    store = resumption.open_run(settings, RESUMABLE_CHANGES, root=tmp_path, run_id="r")
     store.close()
     for step in checkpoints:
         (store.path / "swift" / f"checkpoint-{step}").mkdir(parents=True)
@@ -137,15 +142,17 @@ def test_resume_dry_run_prints_swifts_resume_command_and_writes_nothing(tmp_path
 
 
 def test_resume_may_move_the_env_servers_onto_a_ray_cluster(tmp_path: Path) -> None:
+    from agenthub.training import resumption
+
     from agenthub_trainer_swift.config import SwiftConfig
-    from agenthub_trainer_swift.runs import check_resumable
+    from agenthub_trainer_swift.runs import RESUMABLE_CHANGES
 
     run = stored_run(tmp_path, 2)
     moved = SwiftConfig(
         env="trail", steps=5, tasks_per_step=2, runs_dir=str(tmp_path), run_id="r", resume=str(run), backend="ray",
         address="auto",
     )  # fmt: skip
-    assert check_resumable(moved) == run
+    assert resumption.check_resumable(moved, str(run), RESUMABLE_CHANGES).path == run
 
 
 def test_resume_refuses_changes_and_a_run_without_checkpoints(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from unittest import mock
 
 import pytest
 from agenthub import LocalServer, Task
-from agenthub.rollout import Generation, RunStore, SamplingParams
+from agenthub.rollout import Generation, RunStore, SamplingParams, inject_generation_fault
 from agenthub.testing import CheckTally, SequenceView, check_sampled_turns
 from sampling_engine import SamplingEngine
 from swift.infer_engine.protocol import RequestConfig, RolloutInferRequest, RolloutOutput
@@ -234,25 +234,19 @@ def test_server_mode_asks_for_token_ids_whatever_the_callers_config(
     assert all(a.request_config.return_details and a.request_config.logprobs for a in engine.asked)
 
 
-def test_server_mode_catches_a_policy_that_re_encodes_its_turns(
-    model: Model, trail_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_server_mode_catches_a_policy_that_re_encodes_its_turns(model: Model, trail_url: str, tmp_path: Path) -> None:
     """The review's patch: each sampled turn is decoded and encoded again before it enters the episode."""
-    import agenthub.rollout.policy as policy_module
-
     engine = SamplingEngine(model.path, model.template(), seed=1)
-    honest = policy_module.call_generate
 
-    async def re_encoding(generate: Any, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
-        generation = await honest(generate, prompt_ids, sampling)
+    def re_encoding(generation: Generation, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
         tokenizer = engine.tokenizer
         ids = list(tokenizer.encode(tokenizer.decode(generation.token_ids), add_special_tokens=False))
         logprobs = ((generation.logprobs or []) + [0.0] * len(ids))[: len(ids)]
         return Generation(ids[: sampling.max_tokens], logprobs[: sampling.max_tokens], generation.finish_reason)
 
-    monkeypatch.setattr(policy_module, "call_generate", re_encoding)
-    store = RunStore.create({}, root=tmp_path, run_id="run")
-    results = server_mode(engine, trail_url, store.path, model.template())
+    with inject_generation_fault(re_encoding):
+        store = RunStore.create({}, root=tmp_path, run_id="run")
+        results = server_mode(engine, trail_url, store.path, model.template())
     with pytest.raises(AssertionError, match="re-encoded"):
         check_sampled_turns([r.view for r in results], engine.answers())
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from agenthub.config import MultiPlayerConfig, RolloutBackendConfig
+from agenthub.training import EnvUrls
 from pydantic import ConfigDict, Field, model_validator
 
 DEFAULT_ENV = "trail"
@@ -92,7 +93,7 @@ class TrlConfig(RolloutBackendConfig, MultiPlayerConfig):
     seed: int = 0
     concurrency: int = Field(default=64, ge=1, description="episodes in flight")
     processes: int = Field(default=1, ge=1, description="local env server processes")
-    url: list[str] | str | None = Field(default=None, description="env servers already running; default: start some")
+    url: EnvUrls = Field(default=None, description="env servers already running; default: start some")
     token: str | None = None
     max_attempts: int = Field(default=3, ge=1)
     episode_timeout_s: float | None = Field(default=None, gt=0)

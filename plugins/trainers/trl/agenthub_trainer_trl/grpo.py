@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agenthub import ConfigError, EnvInfo, HorizonSchedule, Task, TaskId, TaskList, get_plugin_host
+from agenthub import ConfigError, EnvInfo, HorizonSchedule, Task, get_plugin_host
 from agenthub.rollout import (
     ChatTemplateDeltas,
     EnvPool,
@@ -26,7 +26,7 @@ from agenthub.rollout import (
     SamplingParams,
     build_horizon,
 )
-from agenthub.training import Seating, open_env_pool, recorded_run, seating
+from agenthub.training import Seating, open_env_pool, recorded_run, seating, split_task_ids
 
 from agenthub_trainer_trl.checkpoints import WINDOW, CheckpointCallback, best_step, write_model_settings
 from agenthub_trainer_trl.config import TrlConfig
@@ -46,13 +46,7 @@ from agenthub_trainer_trl.runs import (
     on_cpu,
     open_run,
 )
-
-
-def split_ids(listing: TaskList) -> list[TaskId]:
-    if listing.ids is not None:
-        return list(listing.ids)
-    assert listing.start is not None and listing.stop is not None
-    return list(range(listing.start, listing.stop))
+from agenthub_trainer_trl.tied_weights import tied_weights_load_quietly
 
 
 def horizon_for(config: TrlConfig, info: EnvInfo) -> HorizonSchedule:
@@ -139,7 +133,7 @@ def build_trainer(
     info = runner.run(pool.info())
     if config.split not in info.splits:
         raise ConfigError(f"env {info.name!r} has no split {config.split!r}; it has: {', '.join(info.splits)}")
-    ids = split_ids(runner.run(pool.endpoints[0].client.tasks(config.split)))
+    ids = split_task_ids(runner.run(pool.endpoints[0].client.tasks(config.split)))
     seated = seats_of(config, info)
     dataset = Dataset.from_dict(
         {"prompt": [task_prompt(Task(env=info.name, task_id=i, split=config.split)) for i in ids]}
@@ -191,6 +185,7 @@ def build_trainer(
         ],
     )
     trainer.remove_callback(PrinterCallback)  # MetricsCallback prints a shorter line
+    tied_weights_load_quietly(trainer)
     if config.beta == 0 and config.kl_metric:
         start = AutoModelForCausalLM.from_pretrained(path).to(trainer.accelerator.device)
         rollout.start_kl = StartKL(start, temperature=config.temperature, pad_token_id=pad)

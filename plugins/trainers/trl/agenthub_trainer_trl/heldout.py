@@ -15,6 +15,7 @@ from typing import Any
 
 from agenthub import EnvInfo, Outcome, Task
 from agenthub.rollout import EnvPool, Executor, episode_requests
+from agenthub.training import split_task_ids
 
 TEST_SPLIT = "test"
 
@@ -39,15 +40,13 @@ def score(trajectories: list[Any]) -> dict[str, Any]:
 
 def score_test_split(runner: asyncio.Runner, pool: EnvPool, executor: Executor, episodes: int) -> dict[str, Any]:
     """The summary's ``test`` entry: ``episodes`` test tasks played once each by ``executor``'s policy."""
-    from agenthub_trainer_trl.grpo import split_ids  # grpo imports this module
-
     info = runner.run(pool.info())
     if TEST_SPLIT not in info.splits:
         return {
             "split": TEST_SPLIT,
             "skipped": f"env {info.name!r} has no test split (it has {', '.join(info.splits)})",
         }
-    ids = split_ids(runner.run(pool.endpoints[0].client.tasks(TEST_SPLIT)))
+    ids = split_task_ids(runner.run(pool.endpoints[0].client.tasks(TEST_SPLIT)))
     trajectories = runner.run(executor.run(episode_requests(first_tasks(info, ids, episodes))))
     return score(trajectories)
 

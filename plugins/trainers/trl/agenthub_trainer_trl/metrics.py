@@ -98,6 +98,21 @@ class MetricsCallback(TrainerCallback):  # type: ignore[misc]
             print(f"step {record['step']}/{state.max_steps}  {shown}", file=sys.stderr, flush=True)
 
 
+def rewind_csv(file: Path, step: int) -> None:
+    """Keep ``metrics.csv``'s rows up to ``step`` (a resumed run writes the later ones again)."""
+    if not file.exists():
+        return
+    with file.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    kept = rows[:1] + [row for row in rows[1:] if row and row[0].isdigit() and int(row[0]) <= step]
+    if len(kept) == len(rows):
+        return
+    tmp = file.with_name(file.name + ".tmp")
+    with tmp.open("w", newline="") as handle:
+        csv.writer(handle).writerows(kept)
+    tmp.replace(file)
+
+
 def curve_points(records: Sequence[Mapping[str, Any]], name: str) -> tuple[list[int], list[float]]:
     """(steps, values) of metric ``name``; a resumed run's repeated steps keep the latest value."""
     points: dict[int, float] = {}

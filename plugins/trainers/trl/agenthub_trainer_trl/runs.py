@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from agenthub import ConfigError
-from agenthub.config import redact_secrets
-from agenthub.rollout import CONFIG_FILE, RunStore
+from agenthub.rollout import RunStore
+from agenthub.training import resumption
 
 from agenthub_trainer_trl.config import RESUMABLE_CHANGES, TINY_MODEL_DEFAULTS, TrlConfig
 
@@ -34,36 +33,46 @@ def cpu_settings(args_class: type) -> dict[str, Any]:
 _SEGMENT = re.compile(r"@r(\d+)$")
 
 
-def saved_config(config: TrlConfig) -> dict[str, Any]:
-    """The config as the run directory keeps it (``resume`` is how it was started, not what it is)."""
-    return redact_secrets(config.model_dump(mode="json", exclude={"resume"}))  # no secret on disk
-
-
 def open_run(config: TrlConfig) -> tuple[RunStore, str]:
     """A new run directory, or the one named by ``resume``; and the suffix that keeps episode keys unique.
 
-    On resume only the settings in ``RESUMABLE_CHANGES`` (e.g. ``steps``) may differ from the stored ones.
+    On resume only the settings in ``RESUMABLE_CHANGES`` (e.g. ``steps``) may differ from the stored ones,
+    and what the stopped run wrote after its last checkpoint is dropped: training goes on from that
+    checkpoint, so each step is written once.
     """
-    saved = saved_config(config)
     if config.resume is None:
-        return RunStore.create(saved, root=config.runs_dir, run_id=config.run_id), ""
-    stored = RunStore.existing(config.resume).config()
-    # A setting added to the plugin since the run started is absent from its config: it counts as the
-    # default that config resolves to, not as a change (so runs made before a new setting still resume).
-    # (a config this version cannot read is compared as stored, so the difference is named below)
-    with contextlib.suppress(ValueError):
-        stored = {**saved_config(TrlConfig.model_validate(stored)), **stored}
-    changed = sorted(k for k in {*stored, *saved} if k not in RESUMABLE_CHANGES and stored.get(k) != saved.get(k))
-    if changed:
-        details = ", ".join(f"{k}: {stored.get(k)!r} -> {saved.get(k)!r}" for k in changed)
-        raise ConfigError(
-            f"cannot resume {config.resume}: its config differs in {details}; only "
-            f"{', '.join(sorted(RESUMABLE_CHANGES - {'resume'}))} may change on resume. Start a new run instead"
-        )
-    store = RunStore.resume(config.resume)
-    (store.path / CONFIG_FILE).write_text(yaml.safe_dump(saved, sort_keys=True))  # e.g. more steps
+        return resumption.open_run(config, RESUMABLE_CHANGES, root=config.runs_dir, run_id=config.run_id), ""
+    store = resumption.reopen(config, config.resume, RESUMABLE_CHANGES)
+    rewind_to_checkpoint(store.path)
     segments = [int(m.group(1)) for key in store.completed_keys() if (m := _SEGMENT.search(key))]
     return store, f"@r{max(segments, default=0) + 1}"
+
+
+def checkpoint_step(checkpoint: str | None) -> int:
+    """The optimizer steps done at ``checkpoint`` (``checkpoint-N``); 0 without one: training starts over."""
+    return int(Path(checkpoint).name.rsplit("-", 1)[1]) if checkpoint is not None else 0
+
+
+def rewind_to_checkpoint(run_dir: Path) -> None:
+    """Drop the metrics (jsonl and csv) of steps after the last checkpoint, and the episodes played for them.
+
+    A step's metrics carry the optimizer steps done (``step`` N+1 for the step that starts at N); its
+    episodes' keys start with the steps done before it (``N/...``, see ``HubRollout``).
+    """
+    from agenthub_trainer_trl.metrics import CSV_FILE, rewind_csv  # imports transformers: only on resume
+
+    done = checkpoint_step(last_checkpoint(run_dir))
+
+    def played_before(trajectory: Mapping[str, Any]) -> bool:
+        head = str(trajectory.get("key") or "").split("/", 1)[0]
+        return not head.isdigit() or int(head) < done
+
+    resumption.rewind(
+        RunStore.existing(run_dir),
+        keep_metric=lambda record: int(record.get("step", 0)) <= done,
+        keep_trajectory=played_before,
+    )
+    rewind_csv(run_dir / CSV_FILE, done)
 
 
 def model_path(config: TrlConfig, run_dir: Path) -> str:

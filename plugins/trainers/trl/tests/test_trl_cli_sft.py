@@ -4,6 +4,7 @@ exported run of the env's oracle (a real eval run, a real SFTTrainer)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -18,9 +19,11 @@ from transformers import AutoTokenizer
 from agenthub_trainer_trl.sft import assistant_tokens
 
 
-def agenthub(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def agenthub(
+    *args: str, cwd: Path, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agenthub", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "agenthub", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
     )
 
 
@@ -39,6 +42,18 @@ def test_dry_run_prints_the_resolved_config_and_the_plan_and_trains_nothing(tmp_
     assert "#   max_completion_length: 1\n" in done.stdout and "#   max_steps: 3\n" in done.stdout
     assert "# checks before launch passed (env 'trail', task 0, played with the oracle 'trail-oracle'" in done.stdout
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_dry_run_writes_nothing_anywhere(tmp_path: Path) -> None:
+    """Its checks build the tiny model in a temporary directory and remove it, torch's import-time cache
+    folder (``$TMPDIR/torchinductor_$USER``) included."""
+    work, scratch = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir(), scratch.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    done = agenthub("run", "trainer=trl", "--dry-run", cwd=work, env={**env, "TMPDIR": str(scratch)})
+    assert done.returncode == 0, done.stderr
+    assert "# checks before launch passed" in done.stdout
+    assert list(scratch.iterdir()) == [] and list(work.iterdir()) == []
 
 
 def test_settings_that_cannot_train_are_refused_before_a_run_is_made(tmp_path: Path) -> None:

@@ -157,6 +157,34 @@ def test_resume_continues_from_the_checkpoint_and_the_horizon_stage(tmp_path: Pa
         run_grpo(TrlConfig.model_validate({**RunStore.existing(run_dir).config(), "resume": str(run_dir), "beta": 0.5}))
 
 
+def test_a_resumed_run_writes_each_step_once_and_loads_its_tied_weights(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Stopped after step 3 was logged but before its checkpoint (checkpoint-2 is the last), the run resumes
+    from step 3: what the stopped run wrote for it is dropped, so metrics and episodes hold each step once."""
+    import shutil
+
+    common = [f"{k}={v}" for k, v in {**SMALL, "test_episodes": 0}.items()]
+    assert main(["run", "trainer=trl", "steps=3", "save_steps=2", f"runs_dir={tmp_path}", "run_id=s", *common]) == 0
+    run_dir = tmp_path / "s"
+    shutil.rmtree(run_dir / "checkpoints" / "checkpoint-3", ignore_errors=True)  # the stop came before it
+    capfd.readouterr()
+    caplog.clear()
+
+    assert main(["run", "--resume", str(run_dir), "steps=4"]) == 0
+    said = capfd.readouterr().err + caplog.text  # transformers warns through logging
+    assert "missing keys" not in said  # lm_head.weight is the embedding: not missing
+    steps = [m["step"] for m in RunStore.existing(run_dir).metrics() if "reward" in m]
+    assert steps == [1, 2, 3, 4]
+    csv_steps = [line.split(",")[0] for line in (run_dir / "metrics.csv").read_text().splitlines()[1:]]
+    assert csv_steps == ["1", "2", "3", "4"]
+    played = defaultdict(list)
+    for t in trajectories(run_dir):
+        played[int((t.key or "").split("/")[0])].append(t.key)
+    assert {step: len(keys) for step, keys in played.items()} == {0: 4, 1: 4, 2: 4, 3: 4}  # 2 tasks x 2 each
+    assert all(key.endswith("@r1") for step in (2, 3) for key in played[step])  # played after resuming
+
+
 def test_the_tiny_model_trains_with_an_entropy_bonus_and_a_given_model_with_trl_s_default(tmp_path: Path) -> None:
     from agenthub_trainer_trl.config import MODEL_ENTROPY_COEF, TINY_MODEL_ENTROPY_COEF
     from agenthub_trainer_trl.grpo import grpo_settings
@@ -170,9 +198,11 @@ def test_the_tiny_model_trains_with_an_entropy_bonus_and_a_given_model_with_trl_
 
 def test_a_run_from_before_a_new_setting_resumes_with_its_default(tmp_path: Path) -> None:
     """A stored config without a setting added since (here entropy_coef) resumes; a real change is refused."""
-    from agenthub_trainer_trl.runs import open_run, saved_config
+    from agenthub.training import resumption
 
-    old = saved_config(TrlConfig.model_validate({"runs_dir": str(tmp_path), "run_id": "old"}))
+    from agenthub_trainer_trl.runs import open_run
+
+    old = resumption.saved_config(TrlConfig.model_validate({"runs_dir": str(tmp_path), "run_id": "old"}))
     del old["entropy_coef"]
     RunStore.create(old, root=tmp_path, run_id="old").finish()
     store, suffix = open_run(TrlConfig.model_validate({**old, "resume": str(tmp_path / "old"), "steps": 90}))
@@ -181,27 +211,19 @@ def test_a_run_from_before_a_new_setting_resumes_with_its_default(tmp_path: Path
         open_run(TrlConfig.model_validate({**old, "resume": str(tmp_path / "old"), "entropy_coef": 0.5}))
 
 
-def test_backend_ray_plays_the_steps_episodes_on_env_servers_that_ray_placed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_backend_ray_plays_the_steps_episodes_on_env_servers_that_ray_placed(tmp_path: Path) -> None:
     """The policy stays in this process; `backend=ray` sends only the env servers out, to a one-node
     Ray started here (a cluster's nodes are tested in the root suite, tests/rollout/test_ray_cluster.py)."""
     ray = pytest.importorskip("ray")
-    import agenthub.rollout.ray as ray_backend
-
     pools: list[Any] = []
-    launch = ray_backend.launch_on_ray
 
-    async def recording_launch(*args: Any, **kwargs: Any) -> Any:  # the real one, remembered
-        pools.append(await launch(*args, **kwargs))
-        return pools[-1]
+    def remember_pool(trainer: Any) -> None:  # the pool the run's rollout plays through
+        pools.append(trainer.rollout_func.pool)
 
-    monkeypatch.setattr(ray_backend, "launch_on_ray", recording_launch)
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2)
     try:
-        common = [f"{k}={v}" for k, v in SMALL.items()]
-        args = ["run", "trainer=trl", "steps=1", f"runs_dir={tmp_path}", "run_id=ray", "backend=ray", *common]
-        assert main(args) == 0
+        settings = {**SMALL, "steps": 1, "runs_dir": str(tmp_path), "run_id": "ray", "backend": "ray"}
+        assert run_grpo(TrlConfig.model_validate(settings), on_trainer=remember_pool) == 0
         released = ray.available_resources().get("CPU")
     finally:
         ray.shutdown()

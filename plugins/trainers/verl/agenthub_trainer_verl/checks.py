@@ -9,9 +9,13 @@ tokenizer against ``prompt_length``, ``response_length`` and ``max_tokens``.
 
 from __future__ import annotations
 
-from agenthub import ConfigError, get_plugin_host
-from agenthub.rollout import build_horizon
-from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch
+from agenthub.training import (
+    FrameworkNeeds,
+    LaunchReport,
+    TokenLimits,
+    check_launch_with_model,
+    most_turns,
+)
 
 from agenthub_trainer_verl.config import VerlConfig
 from agenthub_trainer_verl.prerequisites import GPU_MODULES, TRAINER_MODULES
@@ -33,36 +37,15 @@ def framework_needs(config: VerlConfig) -> FrameworkNeeds:
     )
 
 
-def horizon_limit(config: VerlConfig) -> int | None:
-    """The most turns the horizon schedule allows over the run; None: the env's own limit."""
-    if config.horizon is None:
-        return None
-    schedule = build_horizon(config.horizon, get_plugin_host().horizon)
-    return max(schedule.max_turns(step) for step in range(config.steps))
-
-
 def launch_checks(config: VerlConfig, *, dry_run: bool) -> LaunchReport:
     """One task of the env, measured with the model's tokenizer; a dry run skips a model not on disk yet."""
-    from transformers import AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(config.model, local_files_only=dry_run)
-    except OSError as exc:
-        if not dry_run:
-            raise ConfigError(f"cannot load the tokenizer of model={config.model!r}: {exc}") from None
-        return LaunchReport(env=config.env, skipped=f"the tokenizer of {config.model!r} is not on this machine yet")
-    urls = [config.url] if isinstance(config.url, str) else list(config.url or [])
     limits = TokenLimits(
         max_tokens=config.max_tokens, max_prompt=config.prompt_length, max_response=config.response_length
     )
-    return check_launch(
-        config.env,
-        tokenizer,
+    return check_launch_with_model(
+        config,
         limits,
-        split=config.split,
-        urls=urls,
-        token=config.token,
-        system_prompt=config.system_prompt,
-        max_turns=horizon_limit(config),
         dry_run=dry_run,
+        max_turns=most_turns(config.horizon, config.steps),
+        system_prompt=config.system_prompt,
     )

@@ -5,12 +5,17 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
+from agenthub.training import EnvUrls
 from pydantic import ConfigDict, Field, model_validator
 
 from agenthub_trainer_verl.loop_settings import LoopSettings
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 """A small instruct model with a chat template, as in verl's own quick start; verl downloads it itself."""
+
+
+RESUMABLE_CHANGES = frozenset({"steps", "save_freq", "resume", "backend", "address"})
+"""Settings ``agenthub run --resume RUN_DIR`` may change; any other difference would make it a different run."""
 
 
 class VerlConfig(RolloutBackendConfig, MultiPlayerConfig):
@@ -54,7 +59,7 @@ class VerlConfig(RolloutBackendConfig, MultiPlayerConfig):
         default=None, ge=1, description="trainer.n_gpus_per_node; default: the GPUs this machine has"
     )
     agent_workers: int = Field(default=8, ge=1, description="rollout.agent.num_workers (each has its env pool)")
-    url: list[str] | str | None = Field(default=None, description="env servers already running")
+    url: EnvUrls = Field(default=None, description="env servers already running")
     processes: int = Field(default=1, ge=1, description="local env servers per agent-loop worker (without url)")
     capacity: int = Field(default=64, ge=1, description="sessions per env server")
     token: str | None = None
@@ -89,7 +94,7 @@ class VerlConfig(RolloutBackendConfig, MultiPlayerConfig):
         """What the agent-loop YAML carries to every agent-loop worker; ``urls`` and ``token``: env servers
         started for the run (``backend=ray``), in place of ``url=`` and ``token=``."""
         if urls is None:
-            urls = [self.url] if isinstance(self.url, str) else self.url
+            urls = self.url
         return LoopSettings(
             env=self.env,
             urls=urls,

@@ -18,22 +18,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agenthub import Task, TaskId, TaskList
+from agenthub import Task, TaskId
 
 from agenthub_trainer_verl.loop_settings import AGENT_NAME
 
 TASK_FIELD = "agenthub_task"
-
-
-def split_ids(listing: TaskList, limit: int | None = None) -> list[TaskId]:
-    """The task ids a ``/v1/tasks`` listing names, the first ``limit`` of them."""
-    if listing.ids is not None:
-        ids = list(listing.ids)
-    else:
-        assert listing.start is not None and listing.stop is not None
-        stop = listing.stop if limit is None else min(listing.stop, listing.start + limit)
-        ids = list(range(listing.start, stop))
-    return ids if limit is None else ids[:limit]
 
 
 def task_rows(env: str, split: str, ids: Sequence[TaskId]) -> list[dict[str, Any]]:

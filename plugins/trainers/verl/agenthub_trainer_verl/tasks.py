@@ -9,9 +9,8 @@ from agenthub_trainer_verl.config import VerlConfig
 
 def list_tasks(config: VerlConfig, splits: list[str]) -> tuple[EnvInfo, dict[str, TaskList]]:
     """The env's description and the task listing of each of ``splits``."""
-    urls = [config.url] if isinstance(config.url, str) else config.url
-    if urls:
-        return _ask(urls[0], config, splits)
+    if config.url:
+        return _ask(config.url[0], config, splits)
     with ThreadedServer(get_plugin_host().env(config.env)) as server:  # unknown env: fails with suggestions
         return _ask(server.url, config, splits)
 

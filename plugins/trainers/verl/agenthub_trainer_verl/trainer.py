@@ -12,10 +12,19 @@ import yaml
 from agenthub import ConfigError
 from agenthub.config import redact_secrets, validate_config
 from agenthub.rollout import RunStore, new_run_id
-from agenthub.training import ServerUrls, env_servers, preflight, print_dry_run_checks, recorded_run, seating
+from agenthub.training import (
+    ServerUrls,
+    env_servers,
+    preflight,
+    print_dry_run_checks,
+    recorded_run,
+    resumption,
+    seating,
+    split_task_ids,
+)
 
 from agenthub_trainer_verl.checks import framework_needs, launch_checks
-from agenthub_trainer_verl.config import VerlConfig
+from agenthub_trainer_verl.config import RESUMABLE_CHANGES, VerlConfig
 from agenthub_trainer_verl.launch import (
     COMMAND_FILE,
     TRAIN_FILE,
@@ -25,8 +34,7 @@ from agenthub_trainer_verl.launch import (
     write_files,
     write_launch_files,
 )
-from agenthub_trainer_verl.rows import split_ids, task_rows
-from agenthub_trainer_verl.runs import check_resumable, reopen, saved_config
+from agenthub_trainer_verl.rows import task_rows
 from agenthub_trainer_verl.tasks import list_tasks
 
 RAY_SERVERS = (
@@ -42,10 +50,10 @@ def task_rows_for(settings: VerlConfig) -> dict[str, list[dict[str, Any]]]:
     # seat=/opponent= that do not fit the env fail here, before anything is written; verl takes one
     # trajectory per sample, so one seat is trained
     seating(settings, info, make_opponent=False).require_one_trajectory("verl")
-    train_ids = split_ids(listings[settings.split], settings.max_tasks)
+    train_ids = split_task_ids(listings[settings.split], settings.max_tasks)
     rows = {TRAIN_FILE: task_rows(settings.env, settings.split, train_ids)}
     if settings.val_split:
-        ids = split_ids(listings[settings.val_split], settings.max_tasks)
+        ids = split_task_ids(listings[settings.val_split], settings.max_tasks)
         rows[VAL_FILE] = task_rows(settings.env, settings.val_split, ids)
     return rows
 
@@ -74,21 +82,21 @@ def prepare(settings: VerlConfig, servers: ServerUrls | None = None) -> tuple[Ru
     if settings.resume is not None:
         return prepare_resume(settings, servers)
     rows = task_rows_for(settings)
-    store = RunStore.create(saved_config(settings), root=settings.runs_dir, run_id=settings.run_id)
+    store = resumption.open_run(settings, RESUMABLE_CHANGES, root=settings.runs_dir, run_id=settings.run_id)
     launch = plan(settings, store.path, servers)
     return store, launch, write_files(launch, rows)
 
 
 def prepare_resume(settings: VerlConfig, servers: ServerUrls | None = None) -> tuple[RunStore, LaunchPlan, list[Path]]:
     """The run directory ``resume`` names, reopened: its parquet files kept, the YAML and command rewritten."""
-    run_dir = check_resumable(settings)
+    run_dir = resumption.check_resumable(settings, str(settings.resume), RESUMABLE_CHANGES).path
     missing = [name for name in data_files(settings) if not (run_dir / name).is_file()]
     if missing:
         raise ConfigError(
             f"cannot resume {run_dir}: {', '.join(missing)} is missing; it holds the run's tasks. "
             "Start a new run instead"
         )
-    store = reopen(settings)
+    store = resumption.reopen(settings, str(settings.resume), RESUMABLE_CHANGES)
     launch = plan(settings, store.path, servers)
     return store, launch, write_launch_files(launch)
 
@@ -118,7 +126,7 @@ def print_dry_run(settings: VerlConfig) -> int:
 
 def print_resume_dry_run(settings: VerlConfig) -> int:
     """``--resume RUN_DIR --dry-run``: the refused changes raise, else the exact resume command; writes nothing."""
-    run_dir = check_resumable(settings)
+    run_dir = resumption.check_resumable(settings, str(settings.resume), RESUMABLE_CHANGES).path
     launch = plan(settings, run_dir)
     print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
     print(f"# would resume {run_dir}: its {', '.join(data_files(settings))} kept, verl loads its latest checkpoint")

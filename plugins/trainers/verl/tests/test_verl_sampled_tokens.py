@@ -16,12 +16,11 @@ import asyncio
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 from agenthub import LocalServer
-from agenthub.rollout import Generation, SamplingParams
+from agenthub.rollout import Generation, SamplingParams, inject_generation_fault
 from agenthub.testing import CheckTally, EngineAnswer, ModelSampler, SequenceView, build_tiny_model, check_sampled_turns
 from verl import DataProto
 from verl.utils.dataset.rl_dataset import collate_fn
@@ -132,24 +131,18 @@ def test_verl_trains_on_the_engines_samples_token_by_token(
     assert len({c["request_id"] for c in engine.calls}) == len(sequences)
 
 
-def test_a_policy_that_re_encodes_its_turns_is_caught(
-    tmp_path: Path, model_dir: Path, trail_server_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_policy_that_re_encodes_its_turns_is_caught(tmp_path: Path, model_dir: Path, trail_server_url: str) -> None:
     """The review's patch: each sampled turn decoded and encoded again before it enters the trace."""
-    import agenthub.rollout.policy as policy_module
-
     engine = engine_for(model_dir)
     tokenizer = engine.sampler.tokenizer
-    honest = policy_module.call_generate
 
-    async def re_encoding(generate: Any, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
-        generation = await honest(generate, prompt_ids, sampling)
+    def re_encoding(generation: Generation, prompt_ids: list[int], sampling: SamplingParams) -> Generation:
         ids = list(tokenizer.encode(tokenizer.decode(generation.token_ids), add_special_tokens=False))
         logprobs = ((generation.logprobs or []) + [0.0] * len(ids))[: len(ids)]
         return Generation(ids[: sampling.max_tokens], logprobs[: sampling.max_tokens], generation.finish_reason)
 
-    monkeypatch.setattr(policy_module, "call_generate", re_encoding)
-    outputs = play(tmp_path, model_dir, trail_server_url, engine)
+    with inject_generation_fault(re_encoding):
+        outputs = play(tmp_path, model_dir, trail_server_url, engine)
     assert len(engine.sampler.non_canonical()) >= 3  # else there would be nothing for the check to catch
     with pytest.raises(AssertionError, match="re-encoded"):
         check_sampled_turns(views(outputs), answers(engine))
