@@ -116,6 +116,14 @@ def test_a_winning_episode_longer_than_the_context_or_the_horizon_is_refused(tok
     ).problems
 
 
+def test_a_short_horizon_that_still_pays_is_a_warning_not_a_refusal(tokenizer: Any) -> None:
+    """trail pays each right fork: a curriculum's one-turn horizon cannot win, but it can score."""
+    report = check_launch("trail", tokenizer, TokenLimits(max_tokens=1, max_context=1024), max_turns=1)
+    assert report.problems == [] and report.advice == {}
+    [horizon] = report.warnings
+    assert horizon.key == "horizon" and "but the run allows at most 1: such tasks cannot be won" in horizon.message
+
+
 def test_an_unknown_split_is_refused_in_words(tokenizer: Any) -> None:
     with pytest.raises(ConfigError, match=r"env 'guess' has no split 'dev'; it has: .*\(key split\)"):
         check_launch("guess", tokenizer, TokenLimits(max_tokens=8), split="dev")

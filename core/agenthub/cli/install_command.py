@@ -28,9 +28,11 @@ from pathlib import Path
 
 import agenthub
 from agenthub import install_recipe
+from agenthub._version import __version__
 from agenthub.cli import plugin_catalogue
 from agenthub.errors import ConfigError, did_you_mean
 from agenthub.install_recipe import LoadedRecipe, Step, Variant
+from agenthub.specs import CommandSpec
 
 KINDS = ("env", "agent", "trainer")
 FIRST_PARTY: Mapping[str, str] = plugin_catalogue.LazyCatalogue(lambda: _checkout_plugins())
@@ -320,6 +322,42 @@ def index_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def configure_install(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "names",
+        nargs="+",
+        metavar="NAME",
+        help="sciworld, env-sciworld or agenthub-env-sciworld (the same plugin: this checkout's, where there is "
+        "one and no version is given), trainer-verl[test], ./path or a .whl",
+    )
+    parser.add_argument("-e", "--editable", action="store_true", help="pip install -e (local paths)")
+    parser.add_argument("--dry-run", action="store_true", help="print every install command; run none")
+    parser.add_argument("--pip-args", default="", metavar="ARGS", help="more pip options, e.g. --pip-args='--no-deps'")
+    parser.add_argument("--index-url", default=None, metavar="URL", help="the package index to use (passed to pip/uv)")
+    parser.add_argument(
+        "--extra-index-url", action="append", default=[], metavar="URL", help="another index (repeatable; to pip/uv)"
+    )
+    parser.add_argument(
+        "--find-links",
+        action="append",
+        default=[],
+        metavar="DIR_OR_URL",
+        help="also look for wheels here, e.g. a local wheelhouse (repeatable; to pip/uv)",
+    )
+    parser.add_argument(
+        "--variant",
+        choices=["auto", "cpu", "gpu"],
+        default="auto",
+        help="which of a plugin's install recipes (install.toml) to run; auto: gpu where nvidia-smi or CUDA is found",
+    )
+    parser.add_argument(
+        "--installer",
+        choices=["auto", "uv", "pip"],
+        default="auto",
+        help="who runs a recipe's steps; auto: uv where it is installed (torch steps always use pip)",
+    )
+
+
 def run_install(args: argparse.Namespace) -> int:
     targets = [resolve(name, getattr(args, "find_links", None) or ()) for name in args.names]
     extra = [*index_args(args), *shlex.split(args.pip_args)]
@@ -368,5 +406,28 @@ def _install_plain(targets: list[Target], args: argparse.Namespace, extra: list[
     return code
 
 
+def configure_uninstall(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="+", metavar="NAME", help="env-sciworld, sciworld, agenthub-env-x, ./path")
+    parser.add_argument("--dry-run", action="store_true", help="print the pip command only")
+
+
 def run_uninstall(args: argparse.Namespace) -> int:
     return _pip(["uninstall", "-y", *(distribution(n) for n in args.names)], dry_run=args.dry_run)
+
+
+COMMANDS = (
+    CommandSpec(
+        "install",
+        "Install plugins by short name (env-sciworld, trainer-verl) or path, by the recipe a plugin ships.",
+        configure_install,
+        run_install,
+        __version__,
+    ),
+    CommandSpec(
+        "uninstall",
+        "pip uninstall plugins by short name or path.",
+        configure_uninstall,
+        run_uninstall,
+        __version__,
+    ),
+)

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from pydantic import Field
 
+from agenthub._version import __version__
+from agenthub.cli.overrides import add_overrides
 from agenthub.config import build_config
 from agenthub.errors import ConfigError
-from agenthub.option_checks import check_env_kwargs
 from agenthub.plugins import get_plugin_host
-from agenthub.processes import watch_parent_from_env
-from agenthub.service.serve import serve
 from agenthub.service.settings import TOKEN_ENV_VAR, ServiceSettings
+from agenthub.specs import CommandSpec
 
 
 class ServeConfig(ServiceSettings):
@@ -75,9 +75,34 @@ def check_exposure(settings: ServiceSettings, *, insecure: bool) -> str | None:
     )
 
 
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_overrides(parser, "env=guess port=8000 max_sessions=256 ttl=600 token=SECRET mcp=true env_kwargs.high=32")
+    parser.epilog = (
+        "mcp=true: the same server also answers MCP (streamable HTTP) at /mcp, with the tools list_tasks, "
+        "start_episode, act and end_episode; an MCP episode is one of its sessions, under the same max_sessions, "
+        "ttl and token (needs agenthub[mcp]). agenthub mcp serves MCP alone, over stdio or HTTP. "
+        "workers=N: N server processes answer the one port, each with its own sessions (max_sessions each) and "
+        "its own port (port+1 .. port+N, which clients must reach); a create's Location names the session's "
+        "worker, and EnvClient sends its calls there; a worker that exits is restarted, losing its sessions "
+        "(docs/serving.md)."
+    )
+    parser.add_argument("--ready-file", default=None, help="write {url, pid} here once listening (used by launchers)")
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a host beyond loopback (e.g. host=0.0.0.0) with no token, on a trusted network",
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     # First: a server started by a LocalServer must not outlive it, even before it listens.
+    from agenthub.processes import watch_parent_from_env  # imported here, not for `agenthub --help`
+
     watch_parent_from_env()
+    # after the watch: importing the server takes a while
+    from agenthub.option_checks import check_env_kwargs
+    from agenthub.service.serve import serve
+
     config = build_config(ServeConfig, args.overrides, config_file=args.config)
     spec = get_plugin_host().env(config.env)
     check_env_kwargs(spec, config.env_kwargs, may_import=True)  # the server imports the env's factory anyway
@@ -102,3 +127,14 @@ def run(args: argparse.Namespace) -> int:
         import agenthub.service.mcp  # noqa: F401 (refuse now, in one line, if the mcp SDK is missing)
     serve(spec, settings, ready_file=ready_file, mcp=config.mcp)
     return 0
+
+
+COMMANDS = (
+    CommandSpec(
+        "serve",
+        "Serve an environment over HTTP (protocol v1) until SIGTERM.",
+        configure,
+        run,
+        __version__,
+    ),
+)
