@@ -139,6 +139,10 @@ class EnvSpec:
     footprint: Footprint = DEFAULT_FOOTPRINT
     """A server's memory and CPU, as the plugin's benchmark measured them; Kubernetes and the Ray backend size
     servers by it. Not sent in ``/v1/info``."""
+    cpu_recipe: str = ""
+    """What a model trained from scratch on a CPU reaches on this env, and through which recipe, as the plugin's
+    benchmark measured it (one sentence); empty: no measured CPU recipe. A launch refused for the context
+    names every installed env that has one, so no core module lists envs by name."""
 
     def __post_init__(self) -> None:
         _check_name(self.name, "env")

@@ -135,8 +135,11 @@ def test_textcraft_is_refused_with_every_key_and_the_envs_a_tiny_model_learns(to
     refusal = report.refusal()
     together = f"max_tokens={report.advice['max_tokens']} max_context={report.advice['max_context']}"
     assert f"Settings with which the oracle's measured episodes fit: {together}." in refusal
-    assert "What a model trained from scratch learns on a CPU, as measured: trail through the default recipe" in refusal
-    assert "maze through examples/agentgym_recipe" in refusal
+    # Said from the installed envs' specs (EnvSpec.cpu_recipe), not from a list in core.
+    assert "What a model trained from scratch learns on a CPU, as measured: " in refusal
+    assert f"trail: {get_plugin_host().env('trail').cpu_recipe}" in refusal
+    assert f"maze: {get_plugin_host().env('maze').cpu_recipe}" in refusal
+    assert "textcraft:" not in refusal
 
 
 def test_a_horizon_shorter_than_the_oracles_episodes_is_refused_with_the_turns_it_needs(tokenizer: Any) -> None:

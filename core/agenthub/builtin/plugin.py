@@ -42,6 +42,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             oracle="trail-oracle",
             # benchmarks/env_plugins.py measured rss_0_mib 53.49, per_session_kib 0.625 (rounded up)
             footprint=Footprint(54.0, 0.01, source="benchmarks/results/env_plugins.json"),
+            # benchmarks/results/trl_seeds.json: the default run over seeds.
+            cpu_recipe="the default run (agenthub run trainer=trl env=trail) ends at 0.95-1.00 success in minutes",
             instructions=trail.INSTRUCTIONS,
             # A move is the first left/right anywhere in the reply, so a long reply with reasoning is a move.
             max_action_chars=trail.MAX_ACTION_CHARS,

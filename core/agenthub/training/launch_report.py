@@ -12,11 +12,25 @@ from dataclasses import dataclass, field
 from agenthub.errors import ConfigError
 from agenthub.types import TaskId
 
-FROM_SCRATCH_NOTE = (
-    "What a model trained from scratch learns on a CPU, as measured: trail through the default recipe (agenthub run "
-    "trainer=trl), and maze through examples/agentgym_recipe (SFT, then GRPO; its gain per seed is in "
-    "docs/benchmarks.md). No other env has a measured CPU recipe yet: for those, train a pretrained model (model=)."
-)
+
+def from_scratch_note() -> str:
+    """What a model trained from scratch learns on a CPU, from every installed env's ``EnvSpec.cpu_recipe``."""
+    from agenthub.plugins import get_plugin_host  # the plugin host loads every plugin: only when refusing
+
+    specs = sorted(get_plugin_host().envs, key=lambda spec: spec.name)
+    recipes = [f"{spec.name}: {spec.cpu_recipe}" for spec in specs if spec.cpu_recipe]
+    if not recipes:
+        return (
+            "No installed env has a measured CPU recipe for a model trained from scratch: "
+            "train a pretrained model (model=)."
+        )
+    return (
+        "What a model trained from scratch learns on a CPU, as measured: "
+        + "; ".join(recipes)
+        + ". For other envs, train a pretrained model (model=)."
+    )
+
+
 """Said with a refusal for context: an env whose prompts need a large context is beyond the built-in tiny model."""
 
 
@@ -104,7 +118,7 @@ class LaunchReport:
             together = " ".join(f"{key}={value}" for key, value in self.advice.items())
             lines.append(f"Settings with which the oracle's measured episodes fit: {together}.")
         if self.context_refused:
-            lines.append(FROM_SCRATCH_NOTE)
+            lines.append(from_scratch_note())
         lines.append("Change the settings named above and run again (--dry-run repeats these checks).")
         return "\n".join(lines)
 
