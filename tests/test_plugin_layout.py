@@ -115,7 +115,12 @@ def test_test_files_are_named_for_their_plugin(scaffolded: list[Path]) -> None:
 
 
 def every_pyproject(scaffolded: list[Path]) -> list[Path]:
-    found = [p for p in ROOT.rglob("pyproject.toml") if not SKIPPED_DIRS.intersection(p.relative_to(ROOT).parts)]
+    found = [
+        p
+        for p in ROOT.rglob("pyproject.toml")
+        # Any virtualenv in the checkout (.venv, .venv-trl, CI's .venv-ci-NAME) holds other projects' files.
+        if not any(part in SKIPPED_DIRS or part.startswith(".venv") for part in p.relative_to(ROOT).parts)
+    ]
     return [*sorted(found), *scaffolded]
 
 
