@@ -37,7 +37,8 @@ def test_public_names_match_all() -> None:
 def test_readme_commands_are_the_ones_ci_runs() -> None:
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
-    test_command = "pip install torch==2.13.0 uv && uv pip install -r requirements-dev.txt && python -m pytest -n 4 --dist loadscope"
+    install = "pip install torch==2.13.0 uv && uv pip install -r requirements-dev.txt"
+    test_command = f"{install} && python -m pytest -n 4 --dist loadscope"
     assert test_command in readme and test_command in ci
     install = "pip install torch==2.13.0 -e . -e plugins/trainers/trl -e plugins/agents/hf"
     main_job = f"{install} && agenthub run trainer=trl env=trail"
