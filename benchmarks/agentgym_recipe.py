@@ -42,8 +42,11 @@ QUICK = [
     "grpo.steps=2",
     "grpo.tasks_per_step=2",
     "grpo.num_generations=2",
-    "grpo.horizon.rounds=[2,3]",
+    # The checks before launch refuse a horizon within which no oracle episode can be won, and a context its
+    # episodes do not fit (a tokenizer trained on 6 episodes spends more tokens than one trained on 500).
+    "grpo.horizon.rounds=[8,16]",
     "grpo.horizon.every=1",
+    "grpo.max_context=2048",
     "test.k=1",
     "test.max_turns=3",
     "test.n=3",

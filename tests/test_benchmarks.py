@@ -221,7 +221,7 @@ def test_agentgym_recipe_benchmark_quick_mode_runs_every_stage_and_writes_its_js
     for scored in (seed["test_sft"], seed["test_grpo"]):  # 3 test tasks, 1 sample each, every episode scored
         assert scored["episodes"] == 3 and 0 <= scored["success"] <= 1
     assert seed["margin"] == round(seed["test_grpo"]["success"] - seed["test_sft"]["success"], 4)
-    assert [p["step"] for p in seed["grpo_curve"]] == [1, 2] and [p["max_turns"] for p in seed["grpo_curve"]] == [2, 3]
+    assert [p["step"] for p in seed["grpo_curve"]] == [1, 2] and [p["max_turns"] for p in seed["grpo_curve"]] == [8, 16]
     runs = tmp_path / "runs" / "seed0"
     assert (runs / "sft" / "tiny-model" / "tokenizer.json").is_file()  # built on the exported demonstrations
     assert f"corpus: {runs / 'sft.jsonl'}" in (runs / "sft" / "config.yaml").read_text()

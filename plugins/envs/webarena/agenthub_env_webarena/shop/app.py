@@ -28,6 +28,7 @@ import math
 import secrets
 import sqlite3
 import urllib.parse
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -89,6 +90,14 @@ def decode_options(text: str) -> dict[str, str]:
     return dict(urllib.parse.parse_qsl(text)) if text else {}
 
 
+def _close_databases(
+    catalog: sqlite3.Connection, template: sqlite3.Connection, sessions: dict[str, sqlite3.Connection]
+) -> None:
+    for connection in (catalog, template, *sessions.values()):
+        connection.close()
+    sessions.clear()
+
+
 class Shop:
     """The shared catalogue, the state template and the open sessions' databases."""
 
@@ -141,6 +150,13 @@ class Shop:
             )
         self.template.commit()
         self.sessions: dict[str, sqlite3.Connection] = {}
+        # Closes every database when the shop is closed or collected (Python 3.13 warns of an unclosed one, and
+        # an in-process shop, a test's or an app's without lifespan, has no moment to close them otherwise).
+        self._finalizer = weakref.finalize(self, _close_databases, self.catalog, self.template, self.sessions)
+
+    def close_all(self) -> None:
+        """Close the catalogue, the template and every open session's database."""
+        self._finalizer()
 
     # -- sessions -------------------------------------------------------------------------------
     def open(self) -> str:
