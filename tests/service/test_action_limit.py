@@ -1,9 +1,10 @@
 """An action over the env's ``max_action_chars`` is answered as an invalid action before the env sees it,
 and no hostile action, however long, keeps a server's event loop from answering (real servers).
 
-Timing bounds are generous on purpose: the built-in guess env's pattern before issue 27 took 1.7 s on
-16,000 characters of whitespace and would take hours on a megabyte, so only a parser that is not
-linear breaks them, not a slow or busy machine.
+Timing bounds are generous on purpose, and on CPU time where the server is a thread of this process
+(agenthub.testing.time_bounds): the built-in guess env's pattern before issue 27 took 1.7 s on 16,000
+characters of whitespace and would take hours on a megabyte, so only a parser that is not linear breaks
+them, not a slow or busy machine.
 """
 
 from __future__ import annotations
@@ -26,12 +27,15 @@ from agenthub.service.launcher import ThreadedServer
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import DEFAULT_MAX_ACTION_CHARS, EnvSpec
 from agenthub.testing.hostile_text import hostile_actions
+from agenthub.testing.time_bounds import ANOTHER_PROCESS_WALL_S, MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
 from agenthub.types import Action, TaskId, TaskSplit, ToolCall
 
 MIB = 1 << 20
 BIG_BODIES = {"max_body_bytes": 8 * MIB}
 """Room for a 1 MiB action of four-byte characters, so that the body limit (413) never answers first."""
-ANSWERED_WITHIN_S = 2.0
+HEALTHZ_GAP_S = 10.0
+"""The longest wait for a /healthz answer while megabyte steps are parsed: a linear parse holds a loop for
+a fraction of a second (more on a loaded CI machine), a quadratic one for hours."""
 ONE_MB = 1_000_000
 
 
@@ -164,7 +168,7 @@ def test_a_megabyte_action_is_refused_promptly_by_a_real_server_and_the_episode_
         for shape, action in hostile_actions(ONE_MB).items():
             started = time.perf_counter()
             answer = step(client, session_id, action)
-            assert time.perf_counter() - started < ANSWERED_WITHIN_S, shape
+            assert time.perf_counter() - started < ANOTHER_PROCESS_WALL_S, shape
             refused(answer, ONE_MB, DEFAULT_MAX_ACTION_CHARS)
         assert step(client, session_id, "guess 8").json()["info"]["guesses"] == 1
 
@@ -180,9 +184,8 @@ def test_each_built_in_parser_answers_a_megabyte_of_hostile_text_through_a_real_
     ):
         for shape, action in hostile_actions(ONE_MB).items():
             session_id = client.post("/v1/sessions", json={"task_id": 0}).json()["session_id"]
-            started = time.perf_counter()
-            answer = step(client, session_id, action, **seat)
-            assert time.perf_counter() - started < ANSWERED_WITHIN_S, shape
+            with cpu_seconds_at_most(MEGABYTE_PARSE_CPU_S, shape):  # the server is a thread of this process
+                answer = step(client, session_id, action, **seat)
             assert answer.status_code == 200, (shape, answer.text)
             assert "action_too_long" not in answer.json()["info"]  # the env, not the limit, answered
 
@@ -233,9 +236,9 @@ def test_healthz_answers_promptly_while_an_inline_env_parses_megabyte_actions() 
     with ThreadedServer(guess, settings) as server:
         shapes = hostile_actions(ONE_MB)
         slowest, answers = healthz_while_stepping(server.url, [shapes["whitespace"], shapes["digits"]] * 3)
-    assert answers >= 2 and slowest < ANSWERED_WITHIN_S
+    assert answers >= 2 and slowest < HEALTHZ_GAP_S
 
 
 def test_healthz_answers_promptly_while_a_real_server_refuses_megabyte_actions(guess_process: LocalServer) -> None:
     slowest, answers = healthz_while_stepping(guess_process.url, list(hostile_actions(ONE_MB).values()))
-    assert answers >= 2 and slowest < ANSWERED_WITHIN_S
+    assert answers >= 2 and slowest < HEALTHZ_GAP_S

@@ -166,7 +166,7 @@ def test_sigterm_and_sigint_end_a_real_run_as_interrupted_at_once_with_the_resum
         sent = time.monotonic()
         child.send_signal(signum)
         _, err = child.communicate(timeout=30)
-    assert time.monotonic() - sent < 5  # promptly: not the minute the body would have slept
+    assert time.monotonic() - sent < 20  # promptly: not the minute the body would have slept (loose for busy CI)
     # re-raised as a KeyboardInterrupt (the CLI exits 130 as after Ctrl-C; bare Python exits by SIGINT)
     assert child.returncode == -signal.SIGINT and "KeyboardInterrupt" in err
     store = RunStore.existing(tmp_path / "run")

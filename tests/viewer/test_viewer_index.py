@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -130,7 +131,7 @@ def test_a_damaged_index_file_is_rebuilt(fresh_root: Path) -> None:
 def test_an_index_of_another_schema_version_is_rebuilt(fresh_root: Path) -> None:
     run = fresh_root / EVAL_RUN
     RunIndex(run).update()
-    with sqlite3.connect(run / INDEX_FILE) as db:
+    with contextlib.closing(sqlite3.connect(run / INDEX_FILE)) as db, db:  # sqlite3's own `with` only commits
         db.execute("UPDATE state SET value = 0 WHERE name = 'schema'")
     assert RunIndex(run).update().episodes == 24
 

@@ -169,8 +169,12 @@ class RunIndex:
     def connect(self) -> sqlite3.Connection:
         """A new connection (one per thread or request); rows come back as tuples."""
         connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")  # readers never block the writer, nor it them
-        connection.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a rebuild, not data
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")  # readers never block the writer, nor it them
+            connection.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a rebuild, not data
+        except sqlite3.Error:
+            connection.close()  # a damaged file fails here; the caller rebuilds, and nothing is left open
+            raise
         return connection
 
     @contextlib.contextmanager

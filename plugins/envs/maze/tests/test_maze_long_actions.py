@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import time
-
 from agenthub import EnvSpec
 from agenthub.testing import hostile_actions
+from agenthub.testing.time_bounds import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
 
 from agenthub_env_maze.env import MazeEnv, parse_move
 from agenthub_env_maze.plugin import MAX_ACTION_CHARS
@@ -16,10 +15,9 @@ def test_a_megabyte_of_hostile_text_is_read_promptly() -> None:
     env = MazeEnv()
     for shape, action in hostile_actions(1_000_000).items():
         env.reset(task_id=0)
-        started = time.perf_counter()
-        move = parse_move(action)
-        observation, _, _, _, info = env.step(action)
-        assert time.perf_counter() - started < 2.0, shape  # linear: tens of milliseconds; quadratic: hours
+        with cpu_seconds_at_most(MEGABYTE_PARSE_CPU_S, shape):  # linear: milliseconds; quadratic: hours
+            move = parse_move(action)
+            observation, _, _, _, info = env.step(action)
         assert move is None and info["invalid_action"] is True and len(observation) < 2_000, shape
 
 

@@ -9,6 +9,7 @@ import httpx
 
 from agenthub import EnvSpec
 from agenthub.testing import hostile_actions
+from agenthub.testing.time_bounds import ANOTHER_PROCESS_WALL_S
 from agenthub_env_sciworld.env import SciWorldEnv
 from agenthub_env_sciworld.plugin import MAX_ACTION_CHARS
 
@@ -23,7 +24,7 @@ def test_a_megabyte_action_is_refused_by_the_server_before_the_jvm(sciworld_spec
                 response = client.post(
                     f"/v1/sessions/{session_id}/step", json={"action": hostile_actions(1_000_000)[shape]}
                 )
-                assert time.perf_counter() - started < 2.0, shape
+                assert time.perf_counter() - started < ANOTHER_PROCESS_WALL_S, shape
                 assert response.status_code == 200, response.text
                 assert response.json()["info"]["action_too_long"]["chars"] == 1_000_000, shape
         finally:
@@ -35,6 +36,7 @@ def test_the_jvms_parser_reads_sixteen_times_the_limit_promptly(sciworld_env: Sc
     for shape, action in hostile_actions(16 * MAX_ACTION_CHARS).items():
         started = time.perf_counter()
         _, reward, terminated, _, info = sciworld_env.step(action)
-        # About 2 µs a character in the JVM (benchmarks/action_parsing.py): a tenth of a second here.
-        assert time.perf_counter() - started < 2.0, shape
+        # About 2 µs a character in the JVM (benchmarks/action_parsing.py): a tenth of a second here. The JVM is
+        # another process, so wall time, loosely bounded.
+        assert time.perf_counter() - started < ANOTHER_PROCESS_WALL_S, shape
         assert info["invalid_action"] is True and (reward, terminated) == (0.0, False), shape

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from agenthub.testing.time_bounds import cpu_seconds_at_most
 
 from agenthub_env_webarena.actions import FENCE, ActionParseError, BrowserAction, parse_action, playwright_key
 
@@ -86,7 +85,5 @@ def test_meta_is_pressed_as_control_off_a_mac() -> None:
 
 
 def test_the_hostile_shape_of_issue_27_is_refused_fast() -> None:
-    start = time.perf_counter()
-    with pytest.raises(ActionParseError):
+    with cpu_seconds_at_most(0.5, "40 KB of nested brackets"), pytest.raises(ActionParseError):
         parse_action("type [1] [" * 4000 + "[1]", max_chars=10**6, bare=True)  # 40 KB: ~10 s in WebArena's regex
-    assert time.perf_counter() - start < 0.5
