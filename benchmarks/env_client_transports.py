@@ -14,6 +14,7 @@ Transports:
 
     pip install -e '.[bench]'
     python benchmarks/env_client_transports.py [--seconds 4] [--concurrency 1 64 256] [--loop asyncio uvloop]
+    python benchmarks/env_client_transports.py --quick    # smoke run: 0.3 s cells, concurrency 1 and 16; temp dir
 
 Writes benchmarks/results/env_client_transports.json (``--out`` elsewhere).
 """
@@ -25,6 +26,7 @@ import asyncio
 import json
 import os
 import platform
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -228,14 +230,19 @@ async def measure(transport: Transport, url: str, server_pid: int, seconds: floa
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=4.0)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 64, 256])
+    parser.add_argument("--seconds", type=float, default=None, help="seconds per cell (default 4; quick 0.3)")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=None, help="default 1 64 256; quick 1 16")
     parser.add_argument("--transports", nargs="+", default=list(TRANSPORTS), choices=list(TRANSPORTS))
     parser.add_argument("--loop", nargs="+", default=["asyncio", "uvloop"], choices=["asyncio", "uvloop"])
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="smoke run: 0.3 s cells, concurrency 1 and 16; temp dir")
+    parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS})")
+    args = parser.parse_args(argv)
+    args.seconds = args.seconds or (0.3 if args.quick else 4.0)
+    args.concurrency = args.concurrency or ([1, 16] if args.quick else [1, 64, 256])
+    if args.out is None:
+        args.out = Path(tempfile.mkdtemp(prefix="agenthub-bench-")) if args.quick else RESULTS
     rows = []
     with LocalServer("guess", overrides={"max_sessions": 2 * max(args.concurrency)}) as server:
         for loop in args.loop:

@@ -11,7 +11,9 @@ For each env (default: every registered env whose factory imports):
    ``step`` (its ``/metrics``) is reported beside them. Only env calls are timed,
    never the agent.
 2. **Memory per session.** Server RSS (its child processes included) with 0
-   sessions, with N idle sessions open, and after closing them all.
+   sessions, with N idle sessions open, and after closing them all, read once the server
+   has served ``--warm-resets`` resets (200 by default: the latency phase's, then
+   create/close cycles), so a JVM or a game compiler is measured warm, not fresh.
 3. **Create/close cycles**: 10,000 by default (fewer for envs in ``FEWER_CYCLES``,
    with the reason recorded) over the split's first ``--cycle-tasks`` tasks. RSS is
    sampled about 100 times; the verdict compares the median RSS of the last quarter
@@ -380,12 +382,29 @@ def sessions_for(spec: EnvSpec, wanted: int) -> int:
     return max(1, min(wanted, cap))
 
 
+def served_resets(latency_result: dict[str, Any]) -> int:
+    """Resets the server ran in the latency phase: a create and an explicit reset per episode, untimed one too."""
+    service = latency_result["service"]
+    return 2 + sum(int((service.get(op) or {}).get("n") or 0) for op in ("create", "reset"))
+
+
+async def warm_up(client: EnvClient, tasks: list[Task], resets: int) -> None:
+    """Create/close cycles (each create resets a reused env) up to ``resets``: memory read warm, not fresh."""
+    for i in range(resets):
+        task = tasks[i % len(tasks)]
+        session = await client.create_session(task.task_id, seed=task.seed)
+        await session.close()
+
+
 async def through_server(
     spec: EnvSpec, agent: Agent, server: LocalServer, tasks: list[Task], args: argparse.Namespace
 ) -> dict[str, Any]:
     async with EnvClient(server.url, token=os.environ.get(TOKEN_ENV_VAR), max_connections=4) as client:
         result = {"latency": await latency(spec, agent, client, tasks[: args.episodes], args.seconds)}
+        done = served_resets(result["latency"])
+        await warm_up(client, tasks[: args.cycle_tasks], max(0, args.warm_resets - done))
         result["memory"] = await session_memory(client, server.pid, tasks, sessions_for(spec, args.sessions))
+        result["memory"]["resets_before"] = max(done, args.warm_resets)
         cycles, why = cycles_for(spec.name, args)
         every = args.sample_every or max(1, cycles // 100)
         result["cycles"] = await create_close_cycles(
@@ -606,6 +625,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=None, help="cap on the latency phase per env (default 90)")
     parser.add_argument("--sessions", type=int, default=None, help="idle sessions for memory (default 32)")
     parser.add_argument(
+        "--warm-resets", type=int, default=None, help="resets the server serves before memory is read (default 200)"
+    )
+    parser.add_argument(
         "--cycles",
         type=int,
         default=None,
@@ -634,15 +656,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     defaults = (
-        {"episodes": 3, "seconds": 10.0, "sessions": 4}
+        {"episodes": 3, "seconds": 10.0, "sessions": 4, "warm_resets": 20}
         if args.quick
-        else {"episodes": 100, "seconds": 90.0, "sessions": 32}
+        else {"episodes": 100, "seconds": 90.0, "sessions": 32, "warm_resets": 200}
     )
     for key, value in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix="agenthub-bench-")) if args.quick else RESULTS
+    if args.warm_resets < 0:
+        parser.error("--warm-resets must be >= 0")
     for key in ("episodes", "sessions", "cycles", "sample_every", "cycle_tasks"):
         if getattr(args, key) is not None and getattr(args, key) < 1:
             parser.error(f"--{key.replace('_', '-')} must be >= 1")
@@ -682,7 +706,9 @@ def main(argv: list[str] | None = None) -> int:
             "flat": FLAT_RULE,
             "fewer_cycles": {name: {"cycles": n, "why": why} for name, (n, why) in FEWER_CYCLES.items()},
             "memory": "RSS of the server process and its children (psutil); RSS_0 is taken after the latency "
-            "phase, so env code is imported and caches are warm; env instances the server keeps for reuse "
+            "phase and enough create/close cycles that the server has served --warm-resets resets (resets_before), "
+            "so env code is imported, caches are warm and a reused JVM or compiler is in its steady state; "
+            "env instances the server keeps for reuse "
             "(idle_envs) count in RSS_0 and after close; per-session figures of a few KiB are near the "
             "resolution of RSS (pages, allocator arenas)",
             "latency": "median, p90 and mean of env calls only (never the agent); service times are what the "

@@ -21,19 +21,17 @@ the same cores: read the ratios, not the rates.
     python benchmarks/ray_scaling.py                 # ~5 minutes on 2 cores
     python benchmarks/ray_scaling.py --quick         # smoke run (1 and 2 raylets); writes to a temp dir
 
-Writes benchmarks/results/ray_scaling.json and ray_scaling.png (``--out`` elsewhere).
+Writes benchmarks/results/ray_scaling.json (through ``provenance.write_result``: the commit, when it ran,
+the settings and the code measured) and ray_scaling.png (``--out`` elsewhere).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime
 import functools
-import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,6 +43,9 @@ from agenthub import AgentReply, EnvInfo, Observation, Outcome, Task
 from agenthub.builtin.agents import GuessOracleEpisode
 from agenthub.rollout.executor import episode_requests
 from agenthub.rollout.ray import RayRollout
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from provenance import write_result  # a sibling module of this script
 
 if TYPE_CHECKING:
     from ray.cluster_utils import Cluster
@@ -138,17 +139,6 @@ def add_node(cluster: Cluster) -> None:
     cluster.wait_for_nodes()
 
 
-def commit() -> str | None:
-    """The checkout's commit, with ``+changes`` when files differ from it: the code this result describes."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True)  # fmt: skip
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import ray
     from ray.cluster_utils import Cluster
@@ -182,8 +172,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             row["speedup_over_one"] = round(row["episodes_per_s"] / base, 2) if base else None
     return {
         "benchmark": "ray_scaling",
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "commit": commit(),
         "quick": args.quick,
         "settings": {
             "env": "guess",
@@ -250,11 +238,13 @@ def section_lines(report: dict[str, Any] | None, results: Path, docs: Path) -> l
     table += ["| " + " | ".join(row) + " |" for row in rows]
     png = results / "ray_scaling.png"
     image = [f"![episodes/s against raylets]({Path(os.path.relpath(png, docs.parent)).as_posix()})", ""]
-    commit = (report.get("commit") or "unknown")[:10]
+    block = report.get("provenance") or {}
+    commit = (block.get("commit") or report.get("commit") or "unknown")[:10]  # "commit": before provenance
+    date = block.get("finished") or report.get("date") or "at an unrecorded date"
     return [
         *lines,
         f"`benchmarks/ray_scaling.py` on {machine['cores']} cores (Ray {settings['ray']}, commit {commit}, "
-        f"{report['date']}{', --quick' if report.get('quick') else ''}): a head with no CPU and worker raylets "
+        f"{date}{', --quick' if report.get('quick') else ''}): a head with no CPU and worker raylets "
         f"of one CPU each, env `{settings['env']}`, {settings['concurrency_per_node']} episodes at once a node; "
         f"{settings['episodes']['oracle']} oracle and {settings['episodes']['latency']} latency episodes a size, "
         "after a few untimed ones on every node.",
@@ -316,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     report = run(args)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "ray_scaling.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_result(args.out / "ray_scaling.json", report, args)
     plot(report, args.out / "ray_scaling.png")
     print(f"wrote {args.out / 'ray_scaling.json'} and ray_scaling.png")
     return 0

@@ -1,26 +1,42 @@
-"""Every benchmark of issue 7, then the summary: one command.
+"""Every benchmark whose result docs/benchmarks.md renders, then the page: one command.
 
-    pip install -e '.[bench]' (and the env plugins and the openai agent: requirements-dev.txt)
-    python benchmarks/run_all.py                      # ~25 minutes on 2 quiet cores; results/ and docs/benchmarks.md
-    python benchmarks/run_all.py --quick              # smoke run, a few minutes; everything in a temp dir
+    pip install -e '.[bench,ray]' (and the env plugins and the openai agent: requirements-dev.txt)
+    python benchmarks/run_all.py --list               # the parts, their commands and rough durations; runs nothing
+    python benchmarks/run_all.py                      # about 2.5 hours on 2 quiet cores, 1 h of it importers
+    python benchmarks/run_all.py --quick              # smoke run of every part; everything in a temp dir
     python benchmarks/run_all.py --only service executor
-    python benchmarks/run_all.py --trl-python /tmp/venv-trl/bin/python   # learning too: about 45 minutes more
+    python benchmarks/run_all.py --trl-python /tmp/venv-trl/bin/python   # learning too: about 65 minutes more
+    python benchmarks/run_all.py --vllm-python /tmp/venv-vllm/bin/python # vLLM against hf too: ~6 minutes more
 
-Parts, each run as a subprocess (a crash in one keeps the others' results):
+Parts, in this order, each command run as a subprocess (a crash in one keeps the others' results):
 
-- ``service``: ``service_throughput.py`` (textcraft, babyai, guess; in-process, 1 and 2 servers);
+- ``engines``: ``vllm_vs_hf.py`` (vLLM's CPU build against transformers), run with ``--vllm-python`` (vLLM
+  pins its own torch, so it lives in a venv of its own); without one it is not run and the page uses the
+  committed ``vllm_vs_hf.json``, with its date. It goes first: ``executor`` calibrates from its result;
+- ``service``: ``service_throughput.py`` (textcraft, babyai, guess; in-process, 1 and 2 servers), then
+  ``serve_workers.py`` (``agenthub serve workers=2`` against one worker, interleaved rounds), then
+  ``env_client_transports.py`` (client CPU per request of EnvClient's candidate transports);
 - ``executor``: ``executor_scaling.py`` (stand-in LLM at a fixed 50 and 500 ms, and one whose latency
-  grows with the requests in flight, calibrated from ``vllm_vs_hf.json``);
+  grows with the requests in flight, calibrated from ``vllm_vs_hf.json``: this run's when ``engines`` ran);
 - ``memory``: ``env_plugins.py`` for the light envs, then for the heavy ones (textworld, sciworld) with
   fewer sessions and tasks, merged into the same JSON; then ``jvm_heap.py`` (sciworld's JVM: live heap
-  against resident size over many resets);
-- ``learning``: ``trl_learning.py`` (one run, the test split before and after), then ``trl_seeds.py``
-  (the default for seeds 0..19: how many learn), run with a Python that can import the TRL trainer
-  plugin (this one, or ``--trl-python``). The plugin pins its own frameworks, so it usually lives in a
-  venv of its own; when no such Python is given, learning is not run and the summary uses the
-  ``trl_learning.json`` and ``trl_seeds.json`` already in ``benchmarks/results/``, with their dates;
+  against resident size over many resets) and ``sciworld_packing.py`` (sessions packed per JVM). Memory
+  per session is read after at least 200 resets (``--warm-resets``), not from a fresh JVM;
+- ``envs``: ``search_retrieval.py`` (BM25 shared by several servers) and ``webarena_env.py`` (a real
+  browser per server; memory per session after 200 resets). The full webarena run refuses to start on a
+  machine whose load average exceeds its cores: run it on a quiet one;
+- ``ray``: ``ray_scaling.py`` (episodes/s against raylets on this machine);
+- ``viewer``: ``viewer_index.py`` (the run viewer's index on 100,000 episodes);
+- ``importers``: ``importer_tables.py`` (``agenthub check`` over every TextArena game and reasoning-gym
+  generator: about an hour; it also rewrites the tables in ``docs/importers.md``; ``--quick`` checks two
+  of each and writes the tables beside the results);
 - ``parsing``: ``action_parsing.py`` (every seed env's parse time against the length of a hostile action,
-  1 KiB to 1 MiB: the exponent that says linear or quadratic).
+  1 KiB to 1 MiB: the exponent that says linear or quadratic);
+- ``learning``: ``trl_learning.py`` (one run, the test split before and after), ``trl_seeds.py`` (the
+  default for seeds 0..19: how many learn) and ``agentgym_recipe.py`` (oracle, SFT, GRPO on maze), run with
+  a Python that can import the TRL trainer plugin (this one, or ``--trl-python``). The plugin pins its own
+  frameworks, so it usually lives in a venv of its own; when no such Python is given, learning is not run
+  and the page uses the committed results, with their dates.
 
 Then ``summarize.py`` writes the markdown summary (``docs/benchmarks.md``; with ``--quick``, next to the
 results in the temp dir). ``run_all.json`` beside the results records the machine, and for each command
@@ -50,47 +66,132 @@ import summarize  # a sibling module of this script
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
-PARTS = ("service", "executor", "memory", "learning", "parsing")
+PARTS = ("engines", "service", "executor", "memory", "envs", "ray", "viewer", "importers", "parsing", "learning")
+"""In this order: ``engines`` first, since ``executor`` calibrates its stand-in LLM from ``vllm_vs_hf.json``."""
 LIGHT_ENVS = ["guess", "trail", "maze", "wordle", "textcraft", "babyai"]
 HEAVY_ENVS = ["textworld", "sciworld"]
 """A JVM or a game compiler per session: fewer idle sessions, episodes and distinct tasks (game files)."""
 HEAVY_SETTINGS = ["--sessions", "8", "--episodes", "30", "--cycle-tasks", "30"]
 PART_TIMEOUT_S = 3 * 3600
+IMPORTERS_QUICK_LIMIT = "2"
+"""Envs per importer in a smoke run (the full sweep checks every TextArena game and reasoning-gym generator)."""
+
+ESTIMATE_S: dict[str, tuple[float, float]] = {
+    # script: (full run, --quick run) on 2 quiet cores; from the committed results' own timings where they
+    # recorded one (run_all.json's wall_s, a provenance block's start and end, a result's wall_s), else the
+    # script's docstring; memory parts include the 200 warm-up resets before memory is read.
+    "vllm_vs_hf.py": (360, 120),
+    "service_throughput.py": (240, 30),
+    "serve_workers.py": (200, 30),
+    "env_client_transports.py": (120, 15),
+    "executor_scaling.py": (720, 30),
+    "env_plugins.py light": (150, 20),
+    "env_plugins.py heavy": (540, 0),
+    "jvm_heap.py": (110, 20),
+    "sciworld_packing.py": (900, 120),
+    "search_retrieval.py": (600, 60),
+    "webarena_env.py": (800, 120),
+    "ray_scaling.py": (300, 90),
+    "viewer_index.py": (180, 20),
+    "importer_tables.py": (3600, 120),
+    "action_parsing.py": (300, 30),
+    "trl_learning.py": (210, 60),
+    "trl_seeds.py": (3110, 120),
+    "agentgym_recipe.py": (660, 120),
+}
+"""Rough wall time of each command, for ``--list``: the full run's, then ``--quick``'s."""
 
 
 def commands(part: str, args: argparse.Namespace, out: Path) -> list[list[str]]:
     """The subprocess command lines of one part."""
+    return [command for _, command in labelled_commands(part, args, out)]
+
+
+def labelled_commands(part: str, args: argparse.Namespace, out: Path) -> list[tuple[str, list[str]]]:
+    """Each command of one part with the key of its duration in :data:`ESTIMATE_S`."""
     py, quick = sys.executable, ["--quick"] if args.quick else []
     where = ["--out", str(out)]
+
+    def script(name: str, *extra: str, python: str = py, key: str | None = None) -> tuple[str, list[str]]:
+        return key or name, [python, str(HERE / name), *quick, *extra, *where]
+
+    if part == "engines":
+        return [script("vllm_vs_hf.py", python=args.vllm_python or py)]
     if part == "service":
-        return [[py, str(HERE / "service_throughput.py"), *quick, *where]]
+        return [script("service_throughput.py"), script("serve_workers.py"), script("env_client_transports.py")]
     if part == "executor":
-        return [[py, str(HERE / "executor_scaling.py"), *quick, *where]]
+        fresh = ["--vllm-result", str(out / "vllm_vs_hf.json")] if getattr(args, "engines_ran", False) else []
+        return [script("executor_scaling.py", *fresh)]
     if part == "memory":
-        if args.quick:
-            return [[py, str(HERE / "env_plugins.py"), "--quick", *where, "guess"]]
-        return [
-            [py, str(HERE / "env_plugins.py"), *where, *LIGHT_ENVS],
-            [py, str(HERE / "env_plugins.py"), "--merge", *HEAVY_SETTINGS, *where, *HEAVY_ENVS],
-            [py, str(HERE / "jvm_heap.py"), *where],
-        ]
+        light = ["guess"] if args.quick else LIGHT_ENVS
+        steps = [script("env_plugins.py", *light, key="env_plugins.py light")]
+        if not args.quick:
+            steps.append(script("env_plugins.py", "--merge", *HEAVY_SETTINGS, *HEAVY_ENVS, key="env_plugins.py heavy"))
+        return [*steps, script("jvm_heap.py"), script("sciworld_packing.py")]
+    if part == "envs":
+        return [script("search_retrieval.py"), script("webarena_env.py")]
+    if part == "ray":
+        return [script("ray_scaling.py")]
+    if part == "viewer":
+        return [script("viewer_index.py")]
+    if part == "importers":  # its --out is the page its tables go to; its JSON is --results
+        limit = ["--limit", IMPORTERS_QUICK_LIMIT] if args.quick else []
+        results = ["--results", str(out / "importer_tables.json")]
+        page = ["--out", str(out / "importers.md")] if args.quick else []
+        name = "importer_tables.py"
+        return [(name, [py, str(HERE / name), *limit, *results, *page])]
     if part == "parsing":
-        return [[py, str(HERE / "action_parsing.py"), *quick, *where]]
-    assert part == "learning"
+        return [script("action_parsing.py")]
+    assert part == "learning", part
     learning_py = args.learning_python or py
     return [
-        [learning_py, str(HERE / "trl_learning.py"), *quick, *where],
-        [learning_py, str(HERE / "trl_seeds.py"), *quick, *where],
+        script("trl_learning.py", python=learning_py),
+        script("trl_seeds.py", python=learning_py),
+        script("agentgym_recipe.py", python=learning_py),
     ]
+
+
+def imports(python: str | None, module: str) -> bool:
+    if python is None:
+        return False
+    try:
+        done = subprocess.run([python, "-c", f"import {module}"], capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def trl_python(args: argparse.Namespace) -> str | None:
     """A Python that imports the TRL trainer plugin: ``--trl-python``, else this one; None if neither does."""
-    for python in [args.trl_python] if args.trl_python else [sys.executable]:
-        done = subprocess.run([python, "-c", "import agenthub_trainer_trl"], capture_output=True, timeout=120)
-        if done.returncode == 0:
-            return str(python)
-    return None
+    python = args.trl_python or sys.executable
+    return str(python) if imports(python, "agenthub_trainer_trl") else None
+
+
+def vllm_python(args: argparse.Namespace) -> str | None:
+    """A Python that imports vLLM: ``--vllm-python`` (its own venv: vLLM pins its own torch), else this one."""
+    python = args.vllm_python or sys.executable
+    return str(python) if imports(python, "vllm") else None
+
+
+def list_parts(args: argparse.Namespace, out: Path) -> str:
+    """Every part's commands with a rough duration each (``--list``): what a call would run, and for how long."""
+    lines, total = [], 0.0
+    args.learning_python = args.learning_python or args.trl_python
+    for part in args.only:
+        lines.append(f"{part}:")
+        for key, command in labelled_commands(part, args, out):
+            seconds = ESTIMATE_S[key][1 if args.quick else 0]
+            total += seconds
+            shown = " ".join(os.path.relpath(c, ROOT) if c.startswith(str(ROOT)) else c for c in command[1:])
+            python = "" if command[0] == sys.executable else f"  [with {command[0]}]"
+            lines.append(f"  ~{minutes(seconds):>7}  python {shown}{python}")
+    conditional = "engines runs only with --vllm-python, learning only with a Python that imports the TRL plugin"
+    lines.append(f"total ~{minutes(total)} on 2 quiet cores if every part runs ({conditional})")
+    return "\n".join(lines)
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
 def run_part(part: str, args: argparse.Namespace, out: Path, run: str) -> list[dict[str, Any]]:
@@ -139,7 +240,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--trl-python", default=None, help="a Python with plugins/trainers/trl installed, for the learning part"
     )
+    parser.add_argument(
+        "--vllm-python", default=None, help="a Python with vLLM (its own venv), for the engines part (vllm_vs_hf.py)"
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="print the parts, their commands and rough durations; run nothing"
+    )
     args = parser.parse_args(argv)
+    if args.list and args.out is None:  # nothing is written: no temp dir to leave behind
+        args.out = Path(tempfile.gettempdir()) / "agenthub-bench-all-XXXX" if args.quick else RESULTS
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix="agenthub-bench-all-")) if args.quick else RESULTS
     if args.docs is None:
@@ -150,6 +259,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     out = args.out.resolve()
+    if args.list:
+        args.learning_python = None
+        print(list_parts(args, out))
+        return 0
     out.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {
         "command": " ".join(["python benchmarks/run_all.py", *(sys.argv[1:] if argv is None else argv)]),
@@ -172,8 +285,14 @@ def main(argv: list[str] | None = None) -> int:
             if p not in args.only
         }
     args.learning_python = trl_python(args) if "learning" in args.only else None
+    args.vllm_python = vllm_python(args) if "engines" in args.only else None
+    args.engines_ran = False
     for part in PARTS:
         if part not in args.only:
+            continue
+        if part == "engines" and args.vllm_python is None:
+            record["engines"] = reuse_committed(out, ENGINE_FILES, "--vllm-python", "vLLM")
+            print(f"\n=== engines: not run. {record['engines']['note']}", flush=True)
             continue
         if part == "learning" and args.learning_python is None:
             record["learning"] = reuse_learning(out)
@@ -185,10 +304,12 @@ def main(argv: list[str] | None = None) -> int:
                 "note": f"Measured in this run, {now()}.",
             }
         record["benchmarks"][part] = run_part(part, args, out, record["started"])
-    if "learning" not in record and record_path.is_file():
-        earlier_learning = json.loads(record_path.read_text()).get("learning")
-        if earlier_learning is not None:
-            record["learning"] = earlier_learning
+        args.engines_ran = args.engines_ran or part == "engines"
+    for kept in ("learning", "engines"):
+        if kept not in record and record_path.is_file():
+            earlier_note = json.loads(record_path.read_text()).get(kept)
+            if earlier_note is not None:
+                record[kept] = earlier_note
     record["finished"] = now()
     record["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     record_path.write_text(json.dumps(record, indent=2) + "\n")
@@ -199,22 +320,33 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
+LEARNING_FILES = ("trl_learning", "trl_seeds", "agentgym_recipe")
+ENGINE_FILES = ("vllm_vs_hf",)
+
+
 def reuse_learning(out: Path) -> dict[str, Any]:
-    """The committed learning result stands in for a run: where it is and when it was made."""
-    committed = RESULTS / "trl_learning.json"
+    """The committed learning results stand in for a run: where they are and when they were made."""
+    return reuse_committed(out, LEARNING_FILES, "--trl-python", "the TRL trainer plugin (plugins/trainers/trl)")
+
+
+def reuse_committed(out: Path, names: tuple[str, ...], option: str, needs: str) -> dict[str, Any]:
+    """A part not run here: its committed results stand in, copied beside a temp dir's so its page links them."""
+    committed = RESULTS / f"{names[0]}.json"
     if not committed.is_file():
-        return {"file": None, "note": "The TRL trainer plugin is not importable here and no earlier result exists."}
-    block = json.loads(committed.read_text()).get("provenance") or {}
-    date = block.get("finished") or "at an unrecorded date"
-    if out != RESULTS:  # a temp dir: its own copy, so its page links a plot beside it
-        for name in ("trl_learning.json", "trl_learning.png", "trl_seeds.json", "trl_seeds.png"):
-            if (RESULTS / name).is_file():
-                shutil.copy2(RESULTS / name, out / name)
+        return {"file": None, "note": f"{needs} is not importable here and no earlier result exists."}
+    result = json.loads(committed.read_text())
+    block, when = result.get("provenance") or {}, result.get("when") or {}  # "when": vllm_vs_hf's own dates
+    date = block.get("finished") or when.get("end") or "at an unrecorded date"
+    if out != RESULTS:
+        for name in names:
+            for suffix in (".json", ".png"):
+                if (RESULTS / f"{name}{suffix}").is_file():
+                    shutil.copy2(RESULTS / f"{name}{suffix}", out / f"{name}{suffix}")
     return {
-        "file": relative(out / "trl_learning.json"),
+        "file": relative(out / f"{names[0]}.json"),
         "note": (
-            f"Not run in this run: the TRL trainer plugin (plugins/trainers/trl) is not importable by "
-            f"{sys.executable} and no --trl-python was given; this is the earlier result, dated {date}."
+            f"Not run in this run: {needs} is not importable by {sys.executable} and no working {option} was "
+            f"given; this is the earlier result, dated {date}."
         ),
     }
 

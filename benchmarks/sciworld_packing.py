@@ -2,9 +2,11 @@
 
 For each mode (``packed``: ``sessions_per_jvm=--per-jvm``; ``single``: ``sessions_per_jvm=1``), in this order:
 
-1. **Idle memory**: ``--sessions`` instances are built and reset to a task each; the resident (RSS) and
-   proportional (PSS, shared pages split between the processes that map them) memory of the mode's JVM
-   processes is summed and divided by the sessions.
+1. **Idle memory**: ``--sessions`` instances are built and reset to a task each, then reset in turn until
+   every JVM has served ``--warm-resets`` resets (200 by default, at most ``--recycle-after``, after which
+   a JVM is replaced: each JVM in its steady state, not fresh); the resident (RSS) and proportional (PSS,
+   shared pages split between the processes that map them) memory of the mode's JVM processes is summed
+   and divided by the sessions. The result names the resets in all and those each JVM had served.
 2. **Throughput per core**: one thread per session (as the env service calls them) plays ``--steps`` steps
    each; steps per second of wall time, and steps per CPU-second (this process's and the JVMs' user+system
    time), the figure that says how many sessions a core carries.
@@ -12,7 +14,7 @@ For each mode (``packed``: ``sessions_per_jvm=--per-jvm``; ``single``: ``session
    summed JVM RSS is sampled; in packed mode the JVMs are recycled after ``--recycle-after`` resets.
 
     python benchmarks/sciworld_packing.py                 # 8 sessions, 400 resets per mode (~10 min here)
-    python benchmarks/sciworld_packing.py --quick         # 4 sessions, 60 resets; temp dir
+    python benchmarks/sciworld_packing.py --quick         # 4 sessions, 60 resets, 8 before the read; temp dir
 
 Writes benchmarks/results/sciworld_packing.json and .png (``--out`` elsewhere), with the commit and settings.
 """
@@ -20,9 +22,7 @@ Writes benchmarks/results/sciworld_packing.json and .png (``--out`` elsewhere), 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,19 +37,7 @@ if TYPE_CHECKING:
     from agenthub_env_sciworld.pool import JVMPool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-try:
-    from provenance import write_result  # a sibling module of this script: the commit, date and settings
-except ImportError:  # a checkout without it: the same block, written here
-
-    def write_result(path: Path, report: dict[str, Any], settings: argparse.Namespace) -> dict[str, Any]:
-        git = ["git", "-C", str(path.parent), "rev-parse", "HEAD"]
-        commit = subprocess.run(git, capture_output=True, text=True, check=False).stdout.strip() or None
-        measured = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        settings_json = {k: str(v) if isinstance(v, Path) else v for k, v in vars(settings).items()}
-        written = {**report, "provenance": {"commit": commit, "measured_at": measured, "settings": settings_json}}
-        path.write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
-        return written
-
+from provenance import write_result  # a sibling module of this script: the commit, date and settings
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MIB = 1024 * 1024
@@ -90,7 +78,14 @@ def run_mode(name: str, per_jvm: int, args: argparse.Namespace) -> dict[str, Any
     try:
         for i, env in enumerate(envs):
             env.reset(task_id=TRAIN_IDS[i * 97 % len(TRAIN_IDS)])
-        idle = memory(pool)
+        # To the steady state: every JVM reset many times (a JVM of its own per session takes sessions x more).
+        target, resets = min(args.warm_resets, args.recycle_after), len(envs)
+        while resets < target * len(envs) and min(shared.resets for shared in pool.jvms()) < target:
+            envs[resets % len(envs)].reset(task_id=TRAIN_IDS[resets * 97 % len(TRAIN_IDS)])
+            resets += 1
+        idle: dict[str, Any] = dict(memory(pool))
+        idle["resets_before"] = resets
+        idle["resets_served_by_each_jvm"] = sorted((shared.resets for shared in pool.jvms()), reverse=True)
         idle["per_session_rss_mib"] = idle["rss_mib"] / args.sessions
         idle["per_session_pss_mib"] = idle["pss_mib"] / args.sessions
         print(f"[{name}] idle: {idle}", flush=True)
@@ -180,9 +175,19 @@ def section_lines(result: dict[str, Any] | None, results: Path, docs: Path) -> l
     ]
     table = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
     load = " / ".join(str(x) for x in result.get("load_average_1_5_15_after", []))
+    if all("resets_before" in mode["idle"] for mode in modes.values()):
+        served = "; ".join(
+            f"{name}: {mode['idle']['resets_before']:,} resets in all, "
+            f"{', '.join(str(n) for n in mode['idle']['resets_served_by_each_jvm'])} by each JVM"
+            for name, mode in modes.items()
+        )
+        target = min(result["provenance"]["settings"]["warm_resets"], result["recycle_after"])
+        warm = f"idle memory read once each JVM had served {target} resets, not fresh ({served}); "
+    else:
+        warm = "idle memory read on fresh JVMs, after one reset each; "
     lines += [
         f"`benchmarks/sciworld_packing.py`: {result['sessions']} open sessions per mode, each reset to a task; "
-        f"memory summed over the mode's JVM processes; throughput with one thread per session; then "
+        f"{warm}memory summed over the mode's JVM processes; throughput with one thread per session; then "
         f"{modes['packed']['cycles']['resets']} resets in turn (3 steps each), packed JVMs recycled every "
         f"{result['recycle_after']} resets. {result['cpu_count']} cores, load average after: {load}.",
         "",
@@ -242,12 +247,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=None, help="steps per session in the throughput run (60)")
     parser.add_argument("--cycles", type=int, default=None, help="resets per mode (default 400)")
     parser.add_argument("--recycle-after", type=int, default=200, help="resets a JVM serves (default 200)")
+    parser.add_argument(
+        "--warm-resets", type=int, default=None, help="resets each JVM serves before idle memory is read (default 200)"
+    )
     parser.add_argument("--quick", action="store_true", help="smoke run: 4 sessions, 60 resets; temp dir")
     parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS})")
     args = parser.parse_args(argv)
     args.sessions = args.sessions or (4 if args.quick else 8)
     args.steps = args.steps or (20 if args.quick else 60)
     args.cycles = args.cycles or (60 if args.quick else 400)
+    if args.warm_resets is None:
+        args.warm_resets = 8 if args.quick else 200
     out = args.out or (Path(tempfile.mkdtemp(prefix="agenthub-bench-")) if args.quick else RESULTS)
     modes = {"packed": run_mode("packed", args.per_jvm, args), "single": run_mode("single", 1, args)}
     packed, single = modes["packed"], modes["single"]

@@ -423,6 +423,7 @@ def executor_section(executor: Json | None, results: Path, docs: Path) -> list[s
         "the model allows at that concurrency: concurrency / (turns x the stand-in's latency there).",
         "",
         *stand_in_lines(executor.get("stand_in")),
+        *stand_in_curve(executor),
     ]
     rows = []
     for series, cells in executor.get("latencies", {}).items():
@@ -476,6 +477,44 @@ def saturation_reading(latencies: dict[str, list[Json]], growth: float | None) -
         f"speed-up over it can exceed the model's bound of {1 / growth:.1f}x; the share of ideal at concurrency "
         f"{loaded[1]['concurrency']} and above, {min(shares):.0%} to {max(shares):.0%}, says the executor is "
         "not what limits it.",
+        "",
+    ]
+
+
+def stand_in_curve(executor: Json) -> list[str]:
+    """The vLLM-shaped stand-in's latency at each concurrency it ran, next to vLLM's measured point."""
+    stand_in = executor.get("stand_in") or {}
+    growth = stand_in.get("growth")
+    loaded = next((rows for key, rows in executor.get("latencies", {}).items() if " " in key), None)
+    if not growth or not loaded:
+        return []
+    rows = []
+    for row in loaded:
+        c, slowdown = row["concurrency"], 1 + growth * (row["concurrency"] - 1)
+        rows.append([str(c), f"{row['llm_latency_ms']:,.0f}", f"{slowdown:.2f}x", f"{c / slowdown:.2f}x", "-"])
+    cal = stand_in.get("calibration")
+    if cal:
+        c = cal["concurrency"]
+        rows.append(
+            [
+                f"{c} (vLLM, measured)",
+                f"{1000 * cal['turn_latency_at_c_s']:,.0f}",
+                f"{cal['slowdown_at_c']:.2f}x",
+                f"{c / cal['slowdown_at_c']:.2f}x",
+                f"{1 + growth * (c - 1):.2f}x",
+            ]
+        )
+    return [
+        "The stand-in's latency against the completions in flight (`benchmarks/llm_stand_in.py`, vLLM-shaped "
+        "series, as run above), and the model's throughput there over its serial rate, concurrency / slowdown"
+        + (
+            "; the last row is vLLM's own point from `vllm_vs_hf.json` (full scale, its latency by Little's law), "
+            "with the slowdown the stand-in's curve gives at the same concurrency:"
+            if cal
+            else ":"
+        ),
+        "",
+        *table(["in flight", "latency, ms", "slowdown", "throughput over serial", "the curve there"], rows),
         "",
     ]
 
@@ -538,7 +577,8 @@ def memory_section(memory: Json | None, results: Path, docs: Path) -> list[str]:
         rows.append(
             [
                 name,
-                f"{mem['per_session_kib']:,.1f} (N={mem['sessions']})",
+                f"{mem['per_session_kib']:,.1f} (N={mem['sessions']}"
+                + (f", after {mem['resets_before']:,} resets)" if "resets_before" in mem else ")"),
                 f"{mem['rss_0_mib']:.0f} / {mem['rss_n_mib']:.0f} / {mem['rss_after_close_mib']:.0f}",
                 f"{cyc['cycles']:,}" + (" (time cap)" if cyc.get("stopped_by_time_cap") else ""),
                 f"{cyc['growth_mib']:+.2f}",
@@ -849,6 +889,8 @@ def webarena_section(web: Json | None, results: Path, docs: Path) -> list[str]:
     per = [f"{r['per_session_mb']:.0f}" for r in memory.get("by_open_sessions", [])]
     scaling = web.get("scaling", {})
     cycles = web.get("create_close_cycles", {})
+    resets = memory.get("resets_before")
+    warm = f", read after {resets:,} resets" if resets else ", read on a fresh browser (no warm-up resets recorded)"
     lines += [
         f"`benchmarks/webarena_env.py`{quick}, through `agenthub serve env=webarena` on the built-in shop, "
         f"load average {machine.get('load_avg_start')} to {machine.get('load_avg_end')} on "
@@ -856,7 +898,7 @@ def webarena_section(web: Json | None, results: Path, docs: Path) -> list[str]:
         "",
         *table(["call", "mean ms", "p50 ms", "p90 ms", "n"], rows),
         "",
-        f"Memory of the server's process tree (server, browser): {memory.get('idle_tree_mb')} MB idle, about "
+        f"Memory of the server's process tree (server, browser){warm}: {memory.get('idle_tree_mb')} MB idle, about "
         f"{' / '.join(per)} MB more per open session. Step latency doubles at "
         f"{scaling.get('latency_doubles_at_sessions')} concurrent sessions. Over {cycles.get('cycles')} "
         f"create/close cycles: processes {' -> '.join(str(p) for p in cycles.get('processes_first_last', []))}.",
@@ -917,6 +959,66 @@ def webarena_cycle_reading(cycles: Json, by_open: list[Json]) -> list[str]:
         f"cycles: {by_part}.",
         "",
     ]
+    return lines
+
+
+def serve_workers_section(workers: Json | None) -> list[str]:
+    """``agenthub serve workers=N`` against one worker, from interleaved rounds (benchmarks/serve_workers.py)."""
+    lines = ["## 11. Env service: `agenthub serve workers=N` against one worker", ""]
+    if workers is None:
+        return [*lines, "Not measured: serve_workers.json is missing (`python benchmarks/serve_workers.py`).", ""]
+    settings, machine = workers.get("settings", {}), workers.get("machine", {})
+    n = settings.get("workers", 2)
+    rows = []
+    for concurrency, cell in workers.get("by_concurrency", {}).items():
+        one, many = cell["workers_1"], cell[f"workers_{n}"]
+        rows.append(
+            [
+                concurrency,
+                num(one["steps_per_s"]),
+                num(many["steps_per_s"]),
+                f"{cell['ratio_median']:.2f}x ({cell['ratio_min']:.2f} to {cell['ratio_max']:.2f})",
+                f"{ms(one['step_p50_ms'])} / {ms(many['step_p50_ms'])}",
+                f"{ms(one['step_p99_ms'])} / {ms(many['step_p99_ms'])}",
+                f"{one['server_cpu_ms_per_step']:.3f} / {many['server_cpu_ms_per_step']:.3f}",
+                f"{cores(one.get('others_cpu_cores'))} / {cores(many.get('others_cpu_cores'))}",
+            ]
+        )
+    load = machine.get("load_average_1_5_15_before")
+    lines += [
+        f"`benchmarks/serve_workers.py` on `{settings.get('env')}`, {machine.get('cpus')} cores, load average "
+        f"{_load(load)} at the start, finished {result_date(workers)}: a one-worker server and a {n}-worker server "
+        "side by side; "
+        f"{settings.get('rounds')} rounds of {settings.get('seconds')} s a cell, each round measuring both in "
+        f"alternating order, so both see the same load. The ratio is {n} workers' steps/s over one worker's, "
+        "taken per round: its median and, in brackets, its range over the rounds. Steps/s and latencies are "
+        f"medians over the rounds. Load generator: {settings.get('load_generator')}.",
+        "",
+        *table(
+            [
+                "sessions",
+                "1 worker steps/s",
+                f"{n} workers steps/s",
+                f"{n} / 1 (range over rounds)",
+                f"p50 ms, 1 / {n}",
+                f"p99 ms, 1 / {n}",
+                f"server CPU ms/step, 1 / {n}",
+                f"other processes' CPU, cores, 1 / {n}",
+            ],
+            rows,
+        ),
+        "",
+    ]
+    spread_wide = [
+        c for c, cell in workers.get("by_concurrency", {}).items() if cell["ratio_max"] > 2 * cell["ratio_min"]
+    ]
+    if spread_wide:
+        lines += [
+            f"At {', '.join(spread_wide)} sessions the ratio's range over rounds spans more than a factor of two: "
+            "the machine's other work moved between rounds, so the median is the figure to read and a single "
+            "round says nothing.",
+            "",
+        ]
     return lines
 
 
@@ -1023,6 +1125,7 @@ def render(results: Path, docs: Path) -> str:
         *sciworld_packing_section(results, docs),
         *ray_scaling_section(results, docs),
         *action_parsing_section(results, docs),
+        *serve_workers_section(load(results, "serve_workers.json")),
         *runs_section(run),
     ]
     return "\n".join(lines).rstrip() + "\n"

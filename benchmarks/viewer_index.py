@@ -224,10 +224,12 @@ def plot(results: dict[str, Any], out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--episodes", type=int, default=100_000)
-    parser.add_argument("--quick", action="store_true", help="2,000 episodes: a smoke run")
+    parser.add_argument("--quick", action="store_true", help="2,000 episodes: a smoke run; temp dir")
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS})")
     args = parser.parse_args()
+    if args.out is None:  # a smoke run never overwrites the committed result
+        args.out = Path(tempfile.mkdtemp(prefix="agenthub-bench-")) if args.quick else RESULTS
     episodes = 2000 if args.quick else args.episodes
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as scratch:

@@ -6,19 +6,22 @@ Chromium) and measures, over HTTP as a trainer sees it:
 - reset latency (``POST /v1/sessions``: a new browser context, the start page, its accessibility tree);
 - step latency: ``scroll [down]`` (no navigation) and a ``click`` on a link (a page load);
 - memory per open session: the PSS (shared pages split between their processes) of the server's whole
-  process tree (server, Playwright driver, Chromium and its renderers, the shop), N sessions open, per session;
+  process tree (server, Playwright driver, Chromium and its renderers, the shop), N sessions open, per session,
+  read once the server has served ``--warm-resets`` resets (200 by default: a browser in its steady state,
+  not a fresh one);
 - sessions per server at which step latency doubles: k sessions stepping at once, k = 1, 2, 4, ...;
 - memory over create/close cycles (1,000 by default): browser contexts must not leak. Each sample waits
   for the closed sessions' renderers to exit, and splits the tree into its parts (env server, Playwright
   driver, Chromium's browser process, its helpers, renderers, the shop), so a part that grows is named.
 
     python benchmarks/webarena_env.py            # the full run (several minutes on an idle machine)
-    python benchmarks/webarena_env.py --quick    # small counts: shows it works, measures little
+    python benchmarks/webarena_env.py --quick    # small counts: shows it works, measures little; temp dir
 
 The full run refuses to start when the load average is over the core count (the numbers would measure
 the neighbours); ``--force`` runs it anyway and records the load (at the start, the end and with every
-create/close sample). Writes benchmarks/results/webarena_env.json (with the commit and the settings) and
-a plot, benchmarks/results/webarena_env.png.
+create/close sample). Writes benchmarks/results/webarena_env.json (through ``provenance.write_result``:
+the commit, the settings and the code measured) and a plot, benchmarks/results/webarena_env.png
+(``--out`` elsewhere).
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ import os
 import platform
 import re
 import statistics
-import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -39,6 +42,9 @@ from typing import Any
 import httpx
 
 from agenthub import LocalServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from provenance import write_result  # a sibling module of this script
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -161,17 +167,6 @@ class Bench:
         self.http.delete(f"/v1/sessions/{sid}")
 
 
-def commit() -> str | None:
-    """The checkout's commit, with ``+changes`` when tracked files differ from it."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True)  # fmt: skip
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
-
-
 def plot(result: dict[str, Any], path: Path) -> None:
     """Three panels: step latency by concurrent sessions, memory by open sessions, memory over cycles."""
     import matplotlib
@@ -220,13 +215,18 @@ def link_id(observation: str) -> str:
     return match.group(1)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small counts, for a smoke run")
     parser.add_argument("--force", action="store_true", help="run the full benchmark even on a loaded machine")
     parser.add_argument("--cycles", type=int, default=None, help="create/close cycles (default 1000, quick 50)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "webarena_env.json")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--warm-resets", type=int, default=None, help="resets before memory per session is read (default 200, quick 10)"
+    )
+    parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS}; quick: temp)")
+    args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = Path(tempfile.mkdtemp(prefix="agenthub-bench-")) if args.quick else RESULTS
     cores = os.cpu_count() or 1
     load = os.getloadavg()[0]
     if not args.quick and not args.force and load > cores:
@@ -240,16 +240,17 @@ def main() -> int:
     open_counts = [1, 4] if args.quick else [1, 4, 8, 16]
     levels = [1, 2, 4] if args.quick else [1, 2, 4, 8, 16]
     cycles = args.cycles or (50 if args.quick else 1000)
+    warm_resets = args.warm_resets if args.warm_resets is not None else (10 if args.quick else 200)
     result: dict[str, Any] = {
         "benchmark": "webarena_env",
         "quick": args.quick,
-        "commit": commit(),
         "machine": {"cores": cores, "python": platform.python_version(), "load_avg_start": round(load, 2)},
         "settings": {
             "latency_samples": n_lat,
             "open_counts": open_counts,
             "concurrency_levels": levels,
             "cycles": cycles,
+            "warm_resets": warm_resets,
             "server": {"max_sessions": 64, "ttl": 3600},
             "split": TASK_ID_SPLIT,
             "forced": bool(args.force),
@@ -282,6 +283,10 @@ def main() -> int:
         result["latency"] = {"reset": summary(resets), "step_scroll": summary(scrolls), "step_click": summary(clicks)}
         print("latency", json.dumps(result["latency"]), flush=True)
 
+        served = 1 + n_lat  # the first session and the latency phase's
+        for i in range(served, warm_resets):  # to the steady state: memory after many resets, not a fresh browser
+            bench.close(bench.create(i)["session_id"])
+        renderers_gone(server.pid)
         memory = []
         base = tree_rss_mb(server.pid)
         for count in open_counts:
@@ -291,7 +296,11 @@ def main() -> int:
             memory.append({"open_sessions": count, "tree_mb": used, "per_session_mb": round((used - base) / count, 1)})
             for sid in sids:
                 bench.close(sid)
-        result["memory_per_session"] = {"idle_tree_mb": base, "by_open_sessions": memory}
+        result["memory_per_session"] = {
+            "resets_before": max(served, warm_resets),
+            "idle_tree_mb": base,
+            "by_open_sessions": memory,
+        }
         print("memory", json.dumps(memory), flush=True)
 
         scaling = []
@@ -351,10 +360,10 @@ def main() -> int:
         print("cycles", json.dumps(result["create_close_cycles"]), flush=True)
     result["machine"]["load_avg_end"] = round(os.getloadavg()[0], 2)
     result["wall_s"] = round(time.perf_counter() - started, 1)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    plot(result, args.out.with_suffix(".png"))
-    print(f"wrote {args.out} and {args.out.with_suffix('.png')}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "webarena_env.json"
+    plot(write_result(path, result, args), path.with_suffix(".png"))
+    print(f"wrote {path} and {path.with_suffix('.png')}")
     return 0
 
 

@@ -193,3 +193,15 @@ def test_the_code_is_fingerprinted_as_a_benchmark_starts_for_every_result_its_sc
     now = provenance.code_fingerprint(provenance.measured_paths("service_throughput"))
     assert at_start["service_throughput"] == now
     assert provenance._code_at_start("pytest") == {}  # imported by a test or a tool: nothing to compare
+
+
+def test_run_all_lists_a_command_for_every_result_the_page_renders(capsys: pytest.CaptureFixture[str]) -> None:
+    import run_all  # a benchmarks/ module
+
+    assert run_all.main(["--list", "--trl-python", "/trl/bin/python", "--vllm-python", "/vllm/bin/python"]) == 0
+    listed = capsys.readouterr().out
+    for path in [*RESULT_FILES, RESULTS / "serve_workers.json"]:
+        script = f"benchmarks/{provenance.SCRIPT_OF.get(path.stem, path.stem)}.py"
+        assert script in listed, f"{path.name}: run_all.py runs no {script}; add it to a part in run_all.commands"
+    assert "[with /vllm/bin/python]" in listed and "[with /trl/bin/python]" in listed
+    assert "total ~" in listed and "min" in listed

@@ -14,8 +14,8 @@ import pytest
 from agenthub.builtin.guess import MAX_DIGITS, GuessNumberEnv, parse_guess
 from agenthub.builtin.tictactoe import TicTacToeEnv, parse_move
 from agenthub.builtin.trail import parse_direction
+from agenthub.testing import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
 from agenthub.testing.hostile_text import hostile_actions
-from agenthub.testing.time_bounds import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
 
 GUESS_BEFORE = re.compile(r"^\s*(?:guess\s*)?(-?\d+)\s*[.!]?\s*$", re.IGNORECASE)
 MOVE_BEFORE = re.compile(r"^\s*(?:place\s*)?([1-9])\s*[.!]?\s*$", re.IGNORECASE)

@@ -121,3 +121,34 @@ def test_the_wheel_check_names_a_missing_data_file(wordle_wheel: Path, tmp_path:
     problems = check_wheels.check_distribution(ROOT / "plugins" / "envs" / "wordle", tmp_path)
     assert len(problems) == 1
     assert "agenthub_env_wordle/prompts/system.md" in problems[0] and "package-data" in problems[0]
+
+
+def _ci_python_versions() -> set[str]:
+    """The versions `.ci/run` runs the fast suite on besides 3.11 (its `for version in ...` loop)."""
+    loop = re.search(r"^for version in ([\d. ]+); do$", (ROOT / ".ci" / "run").read_text(), re.M)
+    assert loop is not None, ".ci/run no longer loops over Python versions: update this test"
+    return set(loop.group(1).split())
+
+
+def _installed_by_the_version_jobs() -> set[str]:
+    """Distribution folders the Python-version jobs install: requirements-dev.txt's, less torch and the hf agent."""
+    lines = (ROOT / "requirements-dev.txt").read_text().splitlines()
+    folders = {m.group(1) for line in lines if (m := re.match(r"-e (\S+?)(\[.*\])?$", line))}
+    return {"." if f == "." else f for f in folders} - {"plugins/agents/hf"}
+
+
+@pytest.mark.parametrize("dist", DISTS, ids=lambda d: d.relative_to(ROOT).as_posix() or "core")
+def test_classifiers_name_the_python_versions_ci_tests(dist: Path) -> None:
+    """3.11 for all; 3.12 and 3.13 only where CI's version jobs install the distribution and run its tests
+    (trainers, the hf agent and sciworld, whose tests all need the JVM job, run on 3.11 alone)."""
+    where = dist.relative_to(ROOT).as_posix() or "."
+    classifiers = _project(dist).get("classifiers")
+    assert isinstance(classifiers, list) and "Programming Language :: Python :: 3 :: Only" in classifiers, where
+    claimed = {
+        c.rsplit(" :: ", 1)[1] for c in classifiers if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    }
+    all_jvm = where == "plugins/envs/sciworld"  # conftest marks every sciworld test `jvm`: the 3.11 job alone
+    newer = _ci_python_versions() if where in _installed_by_the_version_jobs() and not all_jvm else set()
+    assert claimed == {"3.11"} | newer, (
+        f"{where}: classifiers claim {sorted(claimed)}, CI tests {sorted({'3.11'} | newer)}"
+    )

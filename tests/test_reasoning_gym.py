@@ -22,8 +22,8 @@ from agenthub.errors import ConfigError, PluginError
 from agenthub.reasoning_gym_import import ReasoningGymEnv, extract_answer, reasoning_gym_env_spec
 from agenthub.service.launcher import ThreadedServer
 from agenthub.service.settings import ServiceSettings
+from agenthub.testing import cpu_seconds_at_most
 from agenthub.testing.conformance import check_env
-from agenthub.testing.time_bounds import cpu_seconds_at_most
 
 # Quick generators from five of reasoning-gym's categories.
 SAMPLE = ["leg_counting", "basic_arithmetic", "spell_backward", "gcd", "word_sorting"]

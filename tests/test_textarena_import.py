@@ -16,8 +16,8 @@ from agenthub import SyncEnvClient, ThreadedServer, get_plugin_host
 from agenthub.cli.plugins_command import importer_records
 from agenthub.errors import ConfigError
 from agenthub.service.settings import ServiceSettings
+from agenthub.testing import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
 from agenthub.testing.conformance import check_env
-from agenthub.testing.time_bounds import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
 from agenthub.textarena_import import (
     GameUnavailableError,
     TextArenaEnv,

@@ -39,6 +39,7 @@ from agenthub.protocols import (
     Trainer,
 )
 from agenthub.specs import AgentSpec, CommandSpec, EnvSpec, Footprint, HorizonSpec, TrainerSpec
+from agenthub.trainer_registration import trainer_hook
 from agenthub.types import (
     PROTOCOL_VERSION,
     Action,
@@ -150,5 +151,6 @@ __all__ = [
     "make",
     "play_episode",
     "popen",
+    "trainer_hook",
     "watch_parent",
 ]

@@ -66,7 +66,13 @@ async def refuse_unfit_agents(
 
 
 def _refusal(agent: str, need: str, env: str) -> str:
-    oracle = get_plugin_host().env(env).oracle
-    others = "agent=openai, agent=hf" + (f", or the env's oracle {oracle!r} (agent=oracle)" if oracle else "")
+    host = get_plugin_host()
+    oracle = host.env(env).oracle
+    # Which agents write their actions is each plugin's word (AgentSpec.writes_actions), not a list kept here.
+    others = [f"agent={name}" for name in host.agents.names() if host.agents.get(name).writes_actions]
+    if oracle:
+        others.append(f"the env's oracle {oracle!r} (agent=oracle)")
+    listed = " or ".join([", ".join(others[:-1]), others[-1]]) if len(others) > 1 else "".join(others)
+    which = f" ({listed})" if listed else " (none is installed here: install an agent plugin that drives a model)"
     meaning = WHAT_NEEDS_MEAN.get(need, f"needs {need!r} in the env's observations")
-    return f"agent {agent!r} {meaning}, and env {env!r} gives none; use an agent that writes actions ({others})"
+    return f"agent {agent!r} {meaning}, and env {env!r} gives none; use an agent that writes actions{which}"

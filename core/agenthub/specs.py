@@ -201,6 +201,9 @@ class AgentSpec:
     """Set for agents that only work with one environment, such as its oracle."""
     settings: tuple[str, ...] | None = None
     """The names ``agent.KEY=`` may use, for a factory that takes ``**kwargs``; None: read from its signature."""
+    writes_actions: bool = False
+    """The agent writes its actions from the observation's text (a model's reply), so it plays any text env; a run
+    refused for an agent that needs what the env does not give names every installed agent that does."""
 
     def __post_init__(self) -> None:
         _check_name(self.name, "agent")
@@ -217,6 +220,9 @@ class TrainerSpec:
     factory: Factory
     description: str = ""
     version: str | None = None
+    trains_on_cpu: bool = False
+    """The trainer's framework trains on a machine without a GPU; a GPU-only trainer refused on such a machine
+    names every installed trainer that does, so that no core module lists trainers by name."""
 
     def __post_init__(self) -> None:
         _check_name(self.name, "trainer")

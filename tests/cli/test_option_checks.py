@@ -186,7 +186,7 @@ def test_the_random_agent_is_refused_on_an_env_that_lists_no_actions() -> None:
         asyncio.run(_probe(server.url, "wordle", object()))  # an agent that writes actions is let through
     assert str(refused.value) == (
         "agent 'random' picks among the env's available_actions, and env 'wordle' gives none; use an agent that "
-        "writes actions (agent=openai, agent=hf, or the env's oracle 'wordle-oracle' (agent=oracle))"
+        "writes actions (agent=hf, agent=openai or the env's oracle 'wordle-oracle' (agent=oracle))"
     )
 
 

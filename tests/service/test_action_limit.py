@@ -26,8 +26,8 @@ from agenthub.service.action_limit import action_chars
 from agenthub.service.launcher import ThreadedServer
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import DEFAULT_MAX_ACTION_CHARS, EnvSpec
+from agenthub.testing import ANOTHER_PROCESS_WALL_S, MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
 from agenthub.testing.hostile_text import hostile_actions
-from agenthub.testing.time_bounds import ANOTHER_PROCESS_WALL_S, MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
 from agenthub.types import Action, TaskId, TaskSplit, ToolCall
 
 MIB = 1 << 20

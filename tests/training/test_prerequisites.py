@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import pytest
 
+from agenthub import TrainerSpec, hookimpl
+from agenthub.plugins import PluginHost, set_plugin_host
 from agenthub.training import FrameworkMissing, FrameworkNeeds, check_framework, framework_problems
 from agenthub.training.prerequisites import missing_modules
 
@@ -17,7 +21,23 @@ NEEDS = FrameworkNeeds(
 )
 
 
-def test_without_a_gpu_every_missing_piece_is_named_once_with_what_to_do() -> None:
+class Trainers:
+    """Two trainers, one of which says it trains on a CPU (no core module lists trainers by name)."""
+
+    @hookimpl
+    def agenthub_register_trainers(self, register: Callable[[TrainerSpec], None]) -> None:
+        register(TrainerSpec(name="bigrl", factory=object))
+        register(TrainerSpec(name="tinyrl", factory=object, trains_on_cpu=True))
+
+
+@pytest.fixture
+def trainers() -> Iterator[None]:
+    set_plugin_host(PluginHost(load_entry_points=False, extra_plugins=[Trainers()]))
+    yield
+    set_plugin_host(None)
+
+
+def test_without_a_gpu_every_missing_piece_is_named_once_with_what_to_do(trainers: None) -> None:
     with pytest.raises(FrameworkMissing) as refused:
         check_framework(NEEDS, gpu=False)
     message = str(refused.value)
@@ -26,7 +46,18 @@ def test_without_a_gpu_every_missing_piece_is_named_once_with_what_to_do() -> No
     assert "bigrl_transfer_queue (from bigrl-tq==0.1)" in message
     assert "`agenthub install trainer-bigrl --variant cpu`" in message
     assert "bigrl_flash" not in message  # GPU-only modules matter only where there is a GPU
-    assert "--dry-run" in message and "use trainer=trl or trainer=swift" in message
+    assert "--dry-run" in message and "to train on a CPU, use trainer=tinyrl." in message
+
+
+def test_with_no_cpu_trainer_installed_the_refusal_says_how_to_find_one() -> None:
+    set_plugin_host(PluginHost(load_entry_points=False))
+    try:
+        with pytest.raises(FrameworkMissing) as refused:
+            check_framework(NEEDS, gpu=False)
+    finally:
+        set_plugin_host(None)
+    assert "no other trainer installed here trains on a CPU" in str(refused.value)
+    assert "install a trainer plugin that does" in str(refused.value)
 
 
 def test_with_a_gpu_its_modules_are_checked_too_and_the_gpu_variant_is_named() -> None:

@@ -5,7 +5,7 @@ points left or right; the way the sign points leads on, the other way ends in
 a dead end. The signs of task ``i`` are fixed by ``i``, so the agent has to
 read each observation to win: no fixed reply does better than 1 in 8.
 
-It exists for ``agenthub run trainer=trl``'s CPU default. A reply is read
+It exists for a CPU trainer's first run (``agenthub run trainer=NAME env=trail``). A reply is read
 leniently (the word ``left``/``right``, else its first letter ``l`` or ``r``),
 so a random model often makes a move, and wins a few episodes in a hundred;
 a policy that follows the signs wins all of them. Reward is ``1 / forks``

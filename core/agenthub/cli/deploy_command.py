@@ -19,7 +19,7 @@ from agenthub.specs import CommandSpec
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", choices=["k8s"], help="k8s: Kubernetes manifests and a KubeRay RayJob")
-    add_overrides(parser, "env=sciworld replicas=2 namespace=agents image=REGISTRY/IMAGE:TAG max_sessions=8 out=DIR")
+    add_overrides(parser, "env=NAME replicas=2 namespace=agents image=REGISTRY/IMAGE:TAG max_sessions=8 out=DIR")
 
 
 def run(args: argparse.Namespace) -> int:

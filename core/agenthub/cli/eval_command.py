@@ -91,7 +91,7 @@ RESUMABLE = frozenset({"concurrency", "processes", "progress", "url", "token", "
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_overrides(parser, "env=textcraft agent=openai agent.model=NAME split=test n=100 k=8 concurrency=64")
+    add_overrides(parser, "env=NAME agent=NAME agent.model=MODEL split=test n=100 k=8 concurrency=64")
     parser.add_argument(
         "--resume",
         default=None,

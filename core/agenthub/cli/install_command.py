@@ -327,8 +327,8 @@ def configure_install(parser: argparse.ArgumentParser) -> None:
         "names",
         nargs="+",
         metavar="NAME",
-        help="sciworld, env-sciworld or agenthub-env-sciworld (the same plugin: this checkout's, where there is "
-        "one and no version is given), trainer-verl[test], ./path or a .whl",
+        help="NAME, env-NAME or agenthub-env-NAME (the same plugin: this checkout's, where there is "
+        "one and no version is given), trainer-NAME[test], ./path or a .whl",
     )
     parser.add_argument("-e", "--editable", action="store_true", help="pip install -e (local paths)")
     parser.add_argument("--dry-run", action="store_true", help="print every install command; run none")
@@ -407,7 +407,7 @@ def _install_plain(targets: list[Target], args: argparse.Namespace, extra: list[
 
 
 def configure_uninstall(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("names", nargs="+", metavar="NAME", help="env-sciworld, sciworld, agenthub-env-x, ./path")
+    parser.add_argument("names", nargs="+", metavar="NAME", help="env-NAME, NAME, agenthub-env-NAME, ./path")
     parser.add_argument("--dry-run", action="store_true", help="print the pip command only")
 
 
@@ -418,7 +418,7 @@ def run_uninstall(args: argparse.Namespace) -> int:
 COMMANDS = (
     CommandSpec(
         "install",
-        "Install plugins by short name (env-sciworld, trainer-verl) or path, by the recipe a plugin ships.",
+        "Install plugins by short name (env-NAME, trainer-NAME) or path, by the recipe a plugin ships.",
         configure_install,
         run_install,
         __version__,

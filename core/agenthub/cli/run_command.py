@@ -27,7 +27,7 @@ from agenthub.specs import CommandSpec, EnvSpec
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_overrides(parser, "trainer=trl env=trail steps=30 model=PATH horizon.kind=stepwise horizon.rounds=[1,2,3]")
+    add_overrides(parser, "trainer=NAME env=trail steps=30 model=PATH horizon.kind=stepwise horizon.rounds=[1,2,3]")
     parser.add_argument(
         "--resume",
         default=None,
@@ -62,13 +62,22 @@ def run(args: argparse.Namespace) -> int:
     host = get_plugin_host()
     name = config.get("trainer")
     if not isinstance(name, str) or not name:
-        installed = ", ".join(host.trainers.names()) or "(none; pip install agenthub-trainer-trl for the CPU default)"
+        installed = ", ".join(host.trainers.names()) or f"none; {_first_party_trainers()}"
         raise ConfigError(
-            f"agenthub run needs trainer=NAME, e.g. trainer=trl env=trail; installed trainers: {installed}"
+            f"agenthub run needs trainer=NAME (with e.g. env=trail, the built-in env); installed trainers: {installed}"
         )
     spec = host.trainer(name)
     check_names(config, host)
     return int(spec.make().run(config, dry_run=args.dry_run))
+
+
+def _first_party_trainers() -> str:
+    """Where to get a trainer: the first-party ones as the shipped catalogue lists them (data, not code)."""
+    from agenthub.cli.plugin_catalogue import shipped
+
+    names = sorted(name for name, kind in shipped() if kind == "trainer")
+    listed = f" of the first-party ones: {', '.join(names)}" if names else ""
+    return f"`agenthub install trainer-NAME` installs one{listed}"
 
 
 def check_names(config: Mapping[str, Any], host: PluginHost) -> None:
@@ -107,7 +116,7 @@ def check_kwargs(config: Mapping[str, Any], spec: EnvSpec, host: PluginHost) -> 
 COMMANDS = (
     CommandSpec(
         "run",
-        "Train on an env with an installed trainer plugin (trainer=trl runs on a CPU); saves the run.",
+        "Train on an env with an installed trainer plugin (trainer=NAME); saves the run.",
         configure,
         run,
         __version__,

@@ -3,7 +3,7 @@
 Every pod runs as a fixed unprivileged user with no capabilities, the runtime's seccomp profile, a
 read-only root filesystem (scratch space on emptyDir volumes) and no service-account token (an escape from
 a browser or a shell would otherwise hold the cluster's credentials). A NetworkPolicy lets clients reach
-the service port only, and lets the pods reach nothing but the addresses given (WebArena's sites).
+the service port only, and lets the pods reach nothing but the addresses given (an env's outside sites).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from agenthub.errors import ConfigError
 RUN_AS = 10001
 """The pods' UID and GID: not root, and above the host's own users (a container escape maps to no one)."""
 HOME = "/home/agenthub"
-"""HOME, on an emptyDir: caches (XDG_CACHE_HOME: textworld's games, search's index, fontconfig),
-Chromium's ~/.config and ~/.pki."""
+"""HOME, on an emptyDir: caches (XDG_CACHE_HOME: an env's generated games or downloaded index, fontconfig),
+a browser's ~/.config and ~/.pki."""
 SCRATCH = {"tmp": ("/tmp", "2Gi"), "home": (HOME, "1Gi")}
-"""emptyDir volumes (name: mount path, size limit): /tmp holds TMPDIR, the JVM's java.io.tmpdir (sciworld),
-Chromium's profiles and, with --disable-dev-shm-usage, its shared memory (webarena)."""
+"""emptyDir volumes (name: mount path, size limit), the same for every env: /tmp holds TMPDIR, a JVM's
+java.io.tmpdir, a browser's profiles and, with Chromium's --disable-dev-shm-usage, its shared memory."""
 
 
 def pod_security_context() -> dict[str, Any]:
@@ -128,7 +128,7 @@ def network_policy(
     meta: Mapping[str, Any], labels: Mapping[str, str], port: int, egress: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """Ingress to the service port only (from any pod: the RayJob, trainers, Prometheus); egress only by
-    ``egress`` (none: the pod reaches nothing; its own sites, such as webarena's built-in shop, are loopback)."""
+    ``egress`` (none: the pod reaches nothing; sites an env serves itself are loopback)."""
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",

@@ -81,7 +81,7 @@ class K8sConfig(BaseModel):
     out: str | None = Field(default=None, description="directory to write to; default k8s/NAME")
     sites: dict[str, str] = Field(
         default_factory=dict,
-        description="the env's outside sites by name (webarena's: sites.shopping=http://10.0.5.7:7770), given as "
+        description="the env's outside sites by name (e.g. sites.shopping=http://10.0.5.7:7770), given as "
         "env_kwargs.sites and let through the NetworkPolicy",
     )
     egress: list[str] = Field(

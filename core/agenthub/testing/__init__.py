@@ -6,7 +6,8 @@ In a plugin's tests::
 
     test_conformance = conformance_tests("textcraft")  # one pytest item per check
 
-:func:`hostile_actions` builds adversarial actions of any size (is a parser linear?);
+:func:`hostile_actions` builds adversarial actions of any size (is a parser linear?), and
+:func:`cpu_seconds_at_most` bounds the CPU time a test spends on one (a loaded machine cannot break it);
 :func:`fuzz_server` runs schemathesis, every phase and check, against a served env's own
 ``/openapi.json`` (needs schemathesis, a test dependency).
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from agenthub.testing.model_sampler import ModelSampler, Sample, is_canonical
     from agenthub.testing.pytest_plugin import conformance_tests
     from agenthub.testing.schema_fuzz import REQUIRED_CHECKS, FuzzResult, fuzz_server
+    from agenthub.testing.time_bounds import ANOTHER_PROCESS_WALL_S, MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
     from agenthub.testing.tiny_model import build_tiny_model
     from agenthub.testing.tiny_tokenizer import build_tokenizer
     from agenthub.testing.token_checks import CheckTally, EngineAnswer, SequenceView, check_sampled_turns
@@ -47,6 +49,9 @@ __getattr__ = lazy_exports(
         "is_canonical": ".model_sampler",
         "conformance_tests": ".pytest_plugin",
         "hostile_actions": ".hostile_text",
+        "ANOTHER_PROCESS_WALL_S": ".time_bounds",
+        "MEGABYTE_PARSE_CPU_S": ".time_bounds",
+        "cpu_seconds_at_most": ".time_bounds",
         "REQUIRED_CHECKS": ".schema_fuzz",
         "FuzzResult": ".schema_fuzz",
         "fuzz_server": ".schema_fuzz",
@@ -60,7 +65,9 @@ __getattr__ = lazy_exports(
 )
 
 __all__ = [
+    "ANOTHER_PROCESS_WALL_S",
     "CHECK_NAMES",
+    "MEGABYTE_PARSE_CPU_S",
     "REQUIRED_CHECKS",
     "CheckTally",
     "ConformanceReport",
@@ -74,6 +81,7 @@ __all__ = [
     "check_env",
     "check_sampled_turns",
     "conformance_tests",
+    "cpu_seconds_at_most",
     "fuzz_server",
     "hostile_actions",
     "is_canonical",

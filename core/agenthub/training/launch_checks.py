@@ -32,6 +32,7 @@ from agenthub.training.launch_measure import PROMPT_SAMPLE, longest_prompt, orac
 from agenthub.training.launch_report import Finding, LaunchRefused, LaunchReport, TokenLimits
 from agenthub.training.launch_seats import check_seats
 from agenthub.training.launch_single import ORACLE_SAMPLE, check_listed_actions, check_single
+from agenthub.training.oracle_play import OraclePlay
 from agenthub.types import Task
 
 __all__ = [
@@ -138,10 +139,11 @@ async def _check(
             return report
         name, agent = oracle
         report.played_with = f"the oracle {name!r}"
+        play = OraclePlay(client, info, task, agent, report, limits, deltas, tokenizer, turns)
         if info.multi_player:
             report.multi_player = True
             report.played_with += f" on all {info.players} seats"
-            await check_seats(client, info, task, agent, report, limits, deltas, tokenizer, turns)
+            await check_seats(play)
         else:
-            await check_single(client, info, task, agent, report, limits, deltas, tokenizer, turns, ids)
+            await check_single(play, ids)
         return report

@@ -81,27 +81,16 @@ def check_fit(
                 else f"so episodes like it end truncated before they can be {end}"
             )
             told = f"{prompt_what}, {first_turn} with one model turn of {limits.max_tokens_key}={tokens}"
-            report.findings.append(
-                Finding(
-                    limits.max_context_key,
-                    f"{told}{'; ' + episode_what if episode_what else ''}: more than {limits.max_context_key}="
-                    f"{limits.max_context}, {why}. Set {limits.max_context_key}>={need}",
-                    refuse=True,
-                )
+            _refuse_context(
+                report,
+                limits.max_context_key,
+                need,
+                f"{told}{'; ' + episode_what if episode_what else ''}: more than {limits.max_context_key}="
+                f"{limits.max_context}, {why}.",
             )
-            report.advice[limits.max_context_key] = need
-            report.context_refused = True
     if limits.max_prompt is not None and prompt > limits.max_prompt:
-        report.findings.append(
-            Finding(
-                limits.max_prompt_key,
-                f"{prompt_what}, more than {limits.max_prompt_key}={limits.max_prompt}. "
-                f"Set {limits.max_prompt_key}>={prompt}",
-                refuse=True,
-            )
-        )
-        report.advice[limits.max_prompt_key] = prompt
-        report.context_refused = True
+        told = f"{prompt_what}, more than {limits.max_prompt_key}={limits.max_prompt}."
+        _refuse_context(report, limits.max_prompt_key, prompt, told)
     if limits.max_response is not None:
         need = max(tokens + close, longest.fit.response_room if longest else 0)
         if need > limits.max_response:
@@ -110,17 +99,13 @@ def check_fit(
                 if longest is not None and longest.fit.response_room > tokens + close
                 else f"one model turn of {limits.max_tokens_key}={tokens} needs {tokens + close}"
             )
-            report.findings.append(
-                Finding(
-                    limits.max_response_key,
-                    f"{told}, more than {limits.max_response_key}={limits.max_response}: it does not fit. Set "
-                    f"{limits.max_response_key}>={need} (or lower {limits.max_tokens_key} if a turn alone is the "
-                    "cause)",
-                    refuse=True,
-                )
+            _refuse_context(
+                report,
+                limits.max_response_key,
+                need,
+                f"{told}, more than {limits.max_response_key}={limits.max_response}: it does not fit.",
+                f" (or lower {limits.max_tokens_key} if a turn alone is the cause)",
             )
-            report.advice[limits.max_response_key] = need
-            report.context_refused = True
     if most is not None and most.turns > max_turns:
         told = (
             f"the oracle needs {most.turns} turns on task {most.task_id} but the run allows at most {max_turns}: "
@@ -145,3 +130,10 @@ def check_fit(
                 )
             )
             report.advice[limits.horizon_key] = most.turns
+
+
+def _refuse_context(report: LaunchReport, key: str, need: int, told: str, after: str = "") -> None:
+    """Refuse context limit ``key`` (``told``: what does not fit, as a sentence), advising ``key=need``."""
+    report.findings.append(Finding(key, f"{told} Set {key}>={need}{after}", refuse=True))
+    report.advice[key] = need
+    report.context_refused = True

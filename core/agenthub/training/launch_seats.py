@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from agenthub.protocols import Agent
 from agenthub.rollout.episode_loop import EpisodePlay
-from agenthub.rollout.token_assembly import ChatTemplateDeltas
 from agenthub.service.client import EnvClient
 from agenthub.training.launch_fit import PlayedEpisode, check_fit
 from agenthub.training.launch_measure import CutActions, action_text, encode, episode_fit
-from agenthub.training.launch_report import Finding, LaunchReport, TokenLimits
+from agenthub.training.launch_report import Finding
 from agenthub.training.launch_single import not_finite
+from agenthub.training.oracle_play import OraclePlay
 from agenthub.types import EnvInfo, Task, Trajectory
 
 RESULT_RANK = {"win": 2, "draw": 1, "loss": 0}
@@ -43,18 +42,10 @@ def _how(trajectory: Trajectory) -> str:
     return trajectory.seat_result or trajectory.outcome.value
 
 
-async def check_seats(
-    client: EnvClient,
-    info: EnvInfo,
-    task: Task,
-    oracle: Agent,
-    report: LaunchReport,
-    limits: TokenLimits,
-    deltas: ChatTemplateDeltas,
-    tokenizer: Any,
-    max_turns: int,
-) -> None:
+async def check_seats(play: OraclePlay) -> None:
     """The oracle on every seat; then, seat by seat, the cut oracle on it against the oracle on the others."""
+    client, info, task, oracle, report = play.client, play.info, play.task, play.oracle, play.report
+    limits, deltas, tokenizer = play.limits, play.deltas, play.tokenizer
     seats = range(info.players)
     names = info.seats or [f"seat {s}" for s in seats]
     full_play = await _play_seats(client, dict.fromkeys(seats, oracle), task, info)
@@ -103,4 +94,4 @@ async def check_seats(
         fit = episode_fit(deltas, tokenizer, longest)
         finished.append(PlayedEpisode(task.task_id, fit, full_play.steps, full_play.steps))
         side = f"seat {longest.seat} ({names[longest.seat or 0]})'s side of the oracle's finished game"
-    check_fit(report, limits, deltas, finished, max_turns, what=side, end="finished")
+    check_fit(report, limits, deltas, finished, play.max_turns, what=side, end="finished")

@@ -18,32 +18,21 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from agenthub.protocols import Agent
 from agenthub.rollout.episode_loop import play_episode
-from agenthub.rollout.token_assembly import ChatTemplateDeltas
-from agenthub.service.client import EnvClient
 from agenthub.training.launch_fit import PlayedEpisode, check_fit
 from agenthub.training.launch_measure import CutActions, action_text, encode, episode_fit, spread
 from agenthub.training.launch_report import Finding, LaunchReport, TokenLimits
-from agenthub.types import EnvInfo, Outcome, Task, TaskId, Trajectory
+from agenthub.training.oracle_play import OraclePlay
+from agenthub.types import EnvInfo, Outcome, TaskId, Trajectory
 
 ORACLE_SAMPLE = 8
 """Tasks the oracle plays whole to measure episodes: the longest prompt's, and the rest spread over the split."""
 
 
-async def check_single(
-    client: EnvClient,
-    info: EnvInfo,
-    task: Task,
-    oracle: Agent,
-    report: LaunchReport,
-    limits: TokenLimits,
-    deltas: ChatTemplateDeltas,
-    tokenizer: Any,
-    max_turns: int,
-    ids: Sequence[TaskId],
-) -> None:
+async def check_single(play: OraclePlay, ids: Sequence[TaskId]) -> None:
     """The oracle on ``task`` and a sample of ``ids``; the cut check on its longest action's task; the limits."""
+    client, info, task, oracle, report = play.client, play.info, play.task, play.oracle, play.report
+    limits, deltas, tokenizer = play.limits, play.deltas, play.tokenizer
     first = report.prompt_task if report.prompt_task is not None else ids[0]
     chosen = [t for t in spread(ids, ORACLE_SAMPLE, first) if t != task.task_id]
     played = [
@@ -62,7 +51,7 @@ async def check_single(
         for t in played
         if t.outcome is Outcome.SUCCESS and all(isinstance(turn.action, str) for turn in t.turns)
     ]
-    check_fit(report, limits, deltas, won, max_turns, what="the oracle's winning episode", end="won")
+    check_fit(report, limits, deltas, won, play.max_turns, what="the oracle's winning episode", end="won")
 
 
 def _first_reward(trajectory: Trajectory) -> int:

@@ -18,9 +18,6 @@ from dataclasses import dataclass, field
 
 from agenthub.errors import ConfigError
 
-CPU_TRAINERS = ("trl", "swift")
-"""Trainer plugins whose frameworks train on a CPU: what a refusal for lack of a GPU points to."""
-
 
 class FrameworkMissing(ConfigError):
     """The framework cannot run here; the message lists everything that is missing."""
@@ -100,8 +97,25 @@ def check_framework(needs: FrameworkNeeds, *, gpu: bool | None = None) -> None:
         return
     lines = [f"trainer={needs.trainer} cannot start on this machine:", *(f"  - {p}" for p in problems)]
     if needs.needs_gpu and not (gpu_available() if gpu is None else gpu):
-        others = " or ".join(f"trainer={name}" for name in CPU_TRAINERS if name != needs.trainer)
         lines.append(
-            f"Add --dry-run to see the settings and the exact command it would run; to train on a CPU, use {others}."
+            f"Add --dry-run to see the settings and the exact command it would run; {_cpu_hint(needs.trainer)}"
         )
     raise FrameworkMissing("\n".join(lines))
+
+
+def cpu_trainers() -> list[str]:
+    """The installed trainers whose spec says they train on a CPU (``TrainerSpec.trains_on_cpu``)."""
+    from agenthub.plugins import get_plugin_host  # the host loads every plugin: only for a refusal
+
+    host = get_plugin_host()
+    return [name for name in host.trainers.names() if host.trainer(name).trains_on_cpu]
+
+
+def _cpu_hint(trainer: str) -> str:
+    others = [f"trainer={name}" for name in cpu_trainers() if name != trainer]
+    if others:
+        return f"to train on a CPU, use {' or '.join(others)}."
+    return (
+        "no other trainer installed here trains on a CPU: install a trainer plugin that does (its TrainerSpec "
+        "sets trains_on_cpu) and run it instead."
+    )

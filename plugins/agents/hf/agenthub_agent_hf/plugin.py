@@ -17,5 +17,6 @@ def agenthub_register_agents(register: Callable[[AgentSpec], None]) -> None:
             factory="agenthub_agent_hf.agent:hf_agent",
             description="A local transformers model (agent.model=PATH), token-in/token-out, batched across episodes.",
             version=__version__,
+            writes_actions=True,  # a model's reply is the action: it plays any text env
         )
     )

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 import torch
 from agenthub.rollout import render
-from agenthub.testing import build_tiny_model
-from agenthub.testing.time_bounds import cpu_seconds_at_most
+from agenthub.testing import build_tiny_model, cpu_seconds_at_most
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 KINDS = [("qwen2", "chatml"), ("llama", "llama3")]

@@ -17,5 +17,6 @@ def agenthub_register_agents(register: Callable[[AgentSpec], None]) -> None:
             factory="agenthub_agent_openai.agent:OpenAIAgent",
             description="Any OpenAI-compatible chat-completions server (vLLM, SGLang, llama.cpp, hosted APIs).",
             version=__version__,
+            writes_actions=True,  # a model's reply is the action: it plays any text env
         )
     )

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from agenthub import get_plugin_host
-from agenthub.testing import hostile_actions
-from agenthub.testing.time_bounds import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
+from agenthub.testing import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most, hostile_actions
 
 from agenthub_env_babyai.env import BabyAIEnv
 

@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 from agenthub import EnvSpec
-from agenthub.testing import hostile_actions
-from agenthub.testing.time_bounds import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
+from agenthub.testing import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most, hostile_actions
 
 from agenthub_env_maze.env import MazeEnv, parse_move
 from agenthub_env_maze.plugin import MAX_ACTION_CHARS

@@ -8,8 +8,7 @@ import time
 import httpx
 
 from agenthub import EnvSpec
-from agenthub.testing import hostile_actions
-from agenthub.testing.time_bounds import ANOTHER_PROCESS_WALL_S
+from agenthub.testing import ANOTHER_PROCESS_WALL_S, hostile_actions
 from agenthub_env_sciworld.env import SciWorldEnv
 from agenthub_env_sciworld.plugin import MAX_ACTION_CHARS
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from agenthub.testing import hostile_actions
-from agenthub.testing.time_bounds import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
+from agenthub.testing import MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most, hostile_actions
 from agenthub_env_textworld.env import MAX_COMMAND_BYTES, TextWorldEnv
 from agenthub_env_textworld.games import GameCache
 from agenthub_env_textworld.tasks import task_id

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agenthub.testing.time_bounds import cpu_seconds_at_most
+from agenthub.testing import cpu_seconds_at_most
 
 from agenthub_env_webarena.actions import FENCE, ActionParseError, BrowserAction, parse_action, playwright_key
 

@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from agenthub.testing.time_bounds import cpu_seconds_at_most
+from agenthub.testing import cpu_seconds_at_most
 
 from agenthub_env_webarena.actions import (
     MAX_ID,

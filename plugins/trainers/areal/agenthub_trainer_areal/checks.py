@@ -8,43 +8,21 @@ played with the model's tokenizer against ``max_context`` and ``max_tokens``.
 
 from __future__ import annotations
 
-from agenthub.training import (
-    FrameworkNeeds,
-    LaunchReport,
-    TokenLimits,
-    check_launch_with_model,
-    most_turns,
-)
+from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch_over_horizon, gpu_framework_needs
 
+from agenthub_trainer_areal import prerequisites
 from agenthub_trainer_areal.config import ArealConfig
-from agenthub_trainer_areal.prerequisites import GPU_MODULES, TRAINER_MODULES
 
-ENGINES = {"sglang": "sglang", "vllm": "vllm"}
-"""The importable module of each ``rollout_backend`` engine."""
+WHY_GPU = "Its scheduler starts SGLang or vLLM servers and FSDP workers, which need CUDA."
 
 
 def framework_needs(config: ArealConfig) -> FrameworkNeeds:
     """A GPU, AReaL's modules, and the GPU modules of the configured engine (not the other one)."""
-    engine = config.rollout_backend.split(":", 1)[0]
-    other = {module for name, module in ENGINES.items() if name != engine}
-    return FrameworkNeeds(
-        trainer="areal",
-        framework="AReaL 1.0",
-        needs_gpu=True,
-        modules=TRAINER_MODULES,
-        gpu_modules={m: r for m, r in GPU_MODULES.items() if m.split(".")[0] not in other},
-        why_gpu="Its scheduler starts SGLang or vLLM servers and FSDP workers, which need CUDA.",
-    )
+    engine = config.rollout_backend.split(":", 1)[0]  # sglang:d4t2 -> sglang
+    return gpu_framework_needs(prerequisites, trainer="areal", framework="AReaL 1.0", why_gpu=WHY_GPU, engine=engine)
 
 
 def launch_checks(config: ArealConfig, *, dry_run: bool) -> LaunchReport:
     """One task of the env, measured with the model's tokenizer; a dry run skips a model not on disk yet."""
     limits = TokenLimits(max_tokens=config.max_tokens, max_context=config.max_context)
-    return check_launch_with_model(
-        config,
-        limits,
-        dry_run=dry_run,
-        max_turns=most_turns(config.horizon, config.steps),
-        seed=config.seed,
-        tiny_model=config.tiny_model,
-    )
+    return check_launch_over_horizon(config, limits, dry_run=dry_run, seed=config.seed, tiny_model=config.tiny_model)

@@ -5,12 +5,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
-from agenthub.training import EnvUrls
+from agenthub.training import DEFAULT_POLICY, EnvUrls
 from pydantic import ConfigDict, Field, model_validator
 
 DEFAULT_ENV = "trail"
-DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
-"""A small instruct model with a chat template; AReaL downloads it itself."""
 
 
 RESUMABLE_CHANGES = frozenset({"steps", "save_steps", "resume", "backend", "address"})
@@ -30,8 +28,8 @@ class ArealConfig(RolloutBackendConfig, MultiPlayerConfig):
     trainer: Literal["areal"] = "areal"
     env: str = Field(default=DEFAULT_ENV, description="a registered env")
     model: str | None = Field(
-        default=DEFAULT_MODEL,
-        description=f"a model directory or hub id, default {DEFAULT_MODEL}; model=null: a tiny random model built in "
+        default=DEFAULT_POLICY,
+        description=f"a model directory or hub id, default {DEFAULT_POLICY}; model=null: a tiny random model built in "
         "the run directory (a smoke test)",
     )
     tiny_model: dict[str, Any] = Field(default_factory=dict, description="settings for the built-in tiny model")

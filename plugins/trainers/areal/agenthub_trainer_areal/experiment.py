@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 from agenthub.config import deep_merge, write_private_text
+from agenthub.training import worker_settings
 
 from agenthub_trainer_areal.config import ArealConfig, HubSection
 
@@ -81,21 +82,12 @@ def experiment_yaml(experiment: dict[str, Any]) -> str:
 
 def hub_section(config: ArealConfig, run_dir: Path, servers: ServerUrls | None = None) -> HubSection:
     """``servers``: env servers started for the run (``backend=ray``), in place of ``url=`` and ``token=``."""
-    return HubSection(
-        env=config.env,
-        split=config.split,
+    return worker_settings(
+        config,
+        HubSection,
         url=list(servers) if servers is not None else config.url or [],
         token=servers.token if servers is not None else config.token,
-        seat=config.seat,
-        opponent=config.opponent,
-        opponent_kwargs=config.opponent_kwargs,
-        processes=config.processes,
         capacity=config.env_capacity,
-        max_context=config.max_context,
-        horizon=config.horizon,
-        max_attempts=config.max_attempts,
-        resamples=config.resamples,
-        episode_timeout_s=config.episode_timeout_s,
         run_dir=str(run_dir),
     )
 

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
-import yaml
 from agenthub import ConfigError, get_plugin_host
-from agenthub.config import redact_secrets, validate_config
 from agenthub.rollout import RunStore
 from agenthub.training import (
+    FrameworkTrainer,
     ServerUrls,
-    env_servers,
-    preflight,
+    one_trained_seat,
     print_dry_run_checks,
+    print_dry_run_head,
+    ray_env_servers,
     recorded_run,
     resumption,
-    seating,
 )
 
 from agenthub_trainer_areal.checks import framework_needs, launch_checks
@@ -27,6 +24,7 @@ from agenthub_trainer_areal.config import RESUMABLE_CHANGES, ArealConfig
 from agenthub_trainer_areal.experiment import RESUME_OVERRIDE, LaunchPlan, launch_plan
 
 TINY_MODEL_DIR = "tiny-model"
+RESUMING = f" with AReaL's recovery ({RESUME_OVERRIDE}), rewriting its launch files"
 
 
 def model_path(config: ArealConfig, run_dir: Path) -> str:
@@ -43,22 +41,10 @@ def build_tiny_model(config: ArealConfig, run_dir: Path) -> None:
         raise ConfigError(f"tiny_model settings {config.tiny_model} were rejected: {exc}") from None
 
 
-@contextlib.contextmanager
-def run_env_servers(config: ArealConfig) -> Iterator[ServerUrls | None]:
+def run_env_servers(config: ArealConfig) -> contextlib.AbstractContextManager[ServerUrls | None]:
     """``backend=ray``: the env servers on the Ray cluster's nodes for the length of the run (their URLs and
     token go into the experiment YAML); None otherwise: each rollout worker starts its own, or uses url=."""
-    if config.backend != "ray":
-        yield None
-        return
-    with env_servers(
-        config.env,
-        None,
-        processes=config.processes,
-        max_sessions=config.env_capacity,
-        token=config.token,
-        backend=config,
-    ) as urls:
-        yield urls
+    return ray_env_servers(config, max_sessions=config.env_capacity)
 
 
 def prepare(config: ArealConfig, servers: ServerUrls | None = None) -> tuple[RunStore, LaunchPlan]:
@@ -82,11 +68,7 @@ def describe(plan: LaunchPlan) -> str:
 def print_dry_run(settings: ArealConfig) -> int:
     """The resolved settings, the checks, then each file and the exact command; writes nothing."""
     run_dir = resumption.planned_run_dir(settings, RESUMABLE_CHANGES, root=settings.runs_dir, run_id=settings.run_id)
-    print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
-    if settings.resume is not None:
-        print(f"# would resume {run_dir} with AReaL's recovery ({RESUME_OVERRIDE}), rewriting its launch files")
-    elif settings.run_id is None:
-        print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
+    print_dry_run_head(settings, run_dir, resuming=RESUMING)
     report = print_dry_run_checks(framework_needs(settings), lambda: launch_checks(settings, dry_run=True))
     if settings.backend == "ray":
         print(
@@ -100,23 +82,28 @@ def print_dry_run(settings: ArealConfig) -> int:
     return 0
 
 
-class ArealTrainer:
-    """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
+def refuse_misfits(settings: ArealConfig) -> None:
+    """An unknown env, or seat=/opponent= that do not fit it, fail here, with suggestions; AReaL's GRPO groups
+    take one trajectory per episode, so one seat is trained."""
+    if not settings.url:
+        info = get_plugin_host().env(settings.env).info()
+        one_trained_seat(settings, info, "AReaL")
 
-    def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
-        settings = validate_config(ArealConfig, config)
-        if not settings.url:
-            # an unknown env, or seat=/opponent= that do not fit it, fail here, with suggestions; AReaL's GRPO
-            # groups take one trajectory per episode, so one seat is trained
-            info = get_plugin_host().env(settings.env).info()
-            seating(settings, info, make_opponent=False).require_one_trajectory("AReaL")
-        if dry_run:
-            return print_dry_run(settings)
-        # no GPU: at once, not from inside a worker
-        preflight(framework_needs(settings), lambda: launch_checks(settings, dry_run=False))
-        with run_env_servers(settings) as servers:
-            store, plan = prepare(settings, servers)
-            print(f"run directory: {store.path}")
-            print(f"wrote {plan.experiment_path} and {plan.entry_path}\nrunning: {plan.shell_command()}", flush=True)
-            with recorded_run(store, {"command": plan.shell_command()}) as end:
-                return end.exited(subprocess.call(plan.command, cwd=plan.run_dir))
+
+def train(settings: ArealConfig) -> int:
+    """Start the env servers (``backend=ray``), write AReaL's launch files and run it until it exits."""
+    with run_env_servers(settings) as servers:
+        store, plan = prepare(settings, servers)
+        print(f"run directory: {store.path}")
+        print(f"wrote {plan.experiment_path} and {plan.entry_path}\nrunning: {plan.shell_command()}", flush=True)
+        with recorded_run(store, {"command": plan.shell_command()}) as end:
+            return end.exited(subprocess.call(plan.command, cwd=plan.run_dir))
+
+
+class ArealTrainer(FrameworkTrainer[ArealConfig]):
+    """``run(config, dry_run)`` as the ``Trainer`` protocol asks; no GPU fails at once, not inside a worker."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            ArealConfig, framework_needs, launch_checks, print_dry_run, train, refuse_misfits=refuse_misfits
+        )

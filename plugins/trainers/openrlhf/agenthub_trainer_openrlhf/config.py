@@ -6,13 +6,11 @@ import sys
 from typing import Any, Literal
 
 from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
-from agenthub.training import EnvUrls
+from agenthub.training import EnvUrls, policy_field
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 Estimator = Literal["group_norm", "dr_grpo", "rloo", "reinforce_baseline", "reinforce", "gae"]
 
-DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
-"""A small instruct model with a chat template; OpenRLHF downloads it itself."""
 
 WIDE_FILTER = (-1e9, 1e9)
 """The default dynamic-filtering range: no real group mean falls outside it, a NaN one (a group with an
@@ -44,10 +42,7 @@ class OpenRlhfConfig(RolloutBackendConfig, MultiPlayerConfig):
 
     trainer: Literal["openrlhf"] = "openrlhf"
     env: str = Field(description="a registered env, or the env the servers at url= serve")
-    model: str = Field(
-        default=DEFAULT_MODEL,
-        description=f"the policy: a model directory or hub id, which OpenRLHF loads; default {DEFAULT_MODEL}",
-    )
+    model: str = policy_field("OpenRLHF loads it")
     split: str = "train"
     tasks: int | None = Field(default=None, ge=1, description="only the split's first N task ids")
     horizon: int | dict[str, Any] | None = Field(

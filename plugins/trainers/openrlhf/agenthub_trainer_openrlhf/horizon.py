@@ -15,12 +15,12 @@ run counts from step 0 again.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping
 from typing import Any
 
 from agenthub import HorizonSchedule, get_plugin_host
 from agenthub.rollout import build_horizon
+from agenthub.training import EpisodeSteps
 
 HorizonConfig = int | Mapping[str, Any]
 
@@ -36,15 +36,5 @@ def final_turns(config: HorizonConfig) -> int:
     return schedule(config).max_turns(10**9)
 
 
-class RolloutSteps:
-    """The training step of each episode this process starts, counted from its rollouts (see the module)."""
-
-    def __init__(self, episodes_per_step: int) -> None:
-        if episodes_per_step < 1:
-            raise ValueError(f"episodes_per_step={episodes_per_step} must be at least 1")
-        self.episodes_per_step = episodes_per_step
-        self._started = itertools.count()
-
-    def next_episode(self) -> int:
-        """The 0-based step of the episode starting now."""
-        return next(self._started) // self.episodes_per_step
+RolloutSteps = EpisodeSteps
+"""The training step of each episode this process starts, counted from its rollouts (see the module)."""

@@ -20,6 +20,7 @@ from typing import Any
 
 from agenthub import ConfigError, Task, TaskId
 from agenthub.config import write_private_text
+from agenthub.training import worker_settings
 
 from agenthub_trainer_openrlhf.config import OpenRlhfConfig
 from agenthub_trainer_openrlhf.settings import SETTINGS_ENV, AgentSettings
@@ -196,20 +197,14 @@ def build_launch(
     token: str | None = None,
 ) -> Launch:
     """``token``: the env servers' (default: ``config.token``; ``backend=ray`` servers have their own)."""
-    settings = AgentSettings(
-        env=config.env,
+    settings = worker_settings(
+        config,
+        AgentSettings,
         urls=list(urls),
         token=token if token is not None else config.token,
-        seat=config.seat,
-        opponent=config.opponent,
-        opponent_kwargs=config.opponent_kwargs,
-        max_tokens=config.max_tokens,
-        max_attempts=config.max_attempts,
-        episode_timeout_s=config.episode_timeout_s,
         capacity=max(8, config.samples_per_rollout),
         store=str(run_dir),
         episodes_per_step=max(1, config.samples_per_rollout // config.engines),
-        horizon=config.horizon,
         provenance={"run_id": run_id, "model": config.model},
     )
     environment = {SETTINGS_ENV: str(run_dir / AGENT_SETTINGS_FILE)}

@@ -11,20 +11,18 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-import yaml
 from agenthub import ConfigError, EnvInfo, SyncEnvClient, TaskId, get_plugin_host
-from agenthub.config import redact_secrets, validate_config
 from agenthub.rollout import RunStore
 from agenthub.training import (
+    FrameworkTrainer,
     Seating,
     env_servers,
-    preflight,
+    one_trained_seat,
     print_dry_run_checks,
+    print_dry_run_head,
     recorded_run,
     resumption,
-    seating,
     split_task_ids,
 )
 
@@ -61,9 +59,7 @@ def seats_of(config: OpenRlhfConfig) -> Seating:
             info = client.info()
     else:
         info = get_plugin_host().env(config.env).info()
-    seated = seating(config, info, make_opponent=False)
-    seated.require_one_trajectory("OpenRLHF")
-    return seated
+    return one_trained_seat(config, info, "OpenRLHF")
 
 
 def open_run(config: OpenRlhfConfig) -> RunStore:
@@ -80,25 +76,18 @@ def print_dry_run(settings: OpenRlhfConfig) -> int:
     where = "Ray node's" if settings.backend == "ray" else "local"
     urls = settings.url or [f"<{where} {settings.env} server {i + 1}>" for i in range(settings.processes)]
     launch = build_launch(settings, run_dir, urls=urls, task_ids=ids, run_id=run_dir.name)
-    print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
-    if settings.resume is None and settings.run_id is None:
-        print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
+    print_dry_run_head(settings, run_dir)
     report = print_dry_run_checks(NEEDS, lambda: launch_checks(settings, dry_run=True))
     print(launch.describe())  # last: its last line is the command
     report.raise_if_refused()
     return 0
 
 
-class OpenRlhfTrainer:
-    """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
+class OpenRlhfTrainer(FrameworkTrainer[OpenRlhfConfig]):
+    """``run(config, dry_run)`` as the ``Trainer`` protocol asks; no GPU or vLLM fails at once, not in a Ray actor."""
 
-    def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
-        settings = validate_config(OpenRlhfConfig, config)
-        if dry_run:
-            return print_dry_run(settings)
-        # no GPU or vLLM: at once, not from inside a Ray actor
-        preflight(NEEDS, lambda: launch_checks(settings, dry_run=False))
-        return launch(settings)
+    def __init__(self) -> None:
+        super().__init__(OpenRlhfConfig, lambda _: NEEDS, launch_checks, print_dry_run, launch)
 
 
 def launch(settings: OpenRlhfConfig) -> int:

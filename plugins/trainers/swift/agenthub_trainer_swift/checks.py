@@ -31,10 +31,4 @@ def framework_needs(config: SwiftConfig) -> FrameworkNeeds:
 def launch_checks(config: SwiftConfig, *, dry_run: bool) -> LaunchReport:
     """One task of the env, measured with the model's tokenizer; a dry run skips a model not on disk yet."""
     limits = TokenLimits(max_tokens=config.max_tokens, max_context=config.max_context)
-    return check_launch_with_model(
-        config,
-        limits,
-        dry_run=dry_run,
-        max_turns=config.max_turns,
-        seed=config.seed,
-    )
+    return check_launch_with_model(config, limits, dry_run=dry_run, max_turns=config.max_turns, seed=config.seed)

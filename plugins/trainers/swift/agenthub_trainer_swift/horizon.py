@@ -18,13 +18,13 @@ requests. So the step comes from where it exists:
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agenthub import HorizonSchedule, get_plugin_host
 from agenthub.rollout import build_horizon
+from agenthub.training import EpisodeSteps
 
 HorizonConfig = int | Mapping[str, Any]
 
@@ -55,13 +55,10 @@ class StepClock:
     """The step of each episode: swift's own in the training process, else counted from episodes started."""
 
     def __init__(self, episodes_per_step: int) -> None:
-        if episodes_per_step < 1:
-            raise ValueError(f"episodes_per_step={episodes_per_step} must be at least 1")
-        self.episodes_per_step = episodes_per_step
-        self._started = itertools.count()
+        self._counted = EpisodeSteps(episodes_per_step)
 
     def steps(self, episodes: int) -> Iterable[int]:
         """The steps of ``episodes`` episodes starting now, in order."""
-        counted = [next(self._started) // self.episodes_per_step for _ in range(episodes)]
+        counted = [self._counted.next_episode() for _ in range(episodes)]
         step = trainer_step()
         return counted if step is None else [step] * episodes

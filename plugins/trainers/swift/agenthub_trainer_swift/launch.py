@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agenthub.config import write_private_text
+from agenthub.training import worker_settings
 
 import agenthub_trainer_swift
 from agenthub_trainer_swift.config import SwiftConfig
@@ -144,6 +145,20 @@ def model_flags(config: SwiftConfig, run_dir: Path) -> dict[str, Any]:
     return {"model": config.model, "model_type": config.model_type, "template": config.template}
 
 
+def scheduler_settings(config: SwiftConfig, run_dir: Path, urls: list[str], max_turns: int) -> SchedulerSettings:
+    """What the multi-turn scheduler in swift's processes reads from the settings file."""
+    # a horizon schedule sets each task's limit instead of max_turns
+    fixed_turns = max_turns if config.horizon is None else None
+    return worker_settings(
+        config,
+        SchedulerSettings,
+        urls=urls,
+        max_turns=fixed_turns,
+        store=str(run_dir),
+        episodes_per_step=config.episodes_per_step,
+    )
+
+
 def build_plan(
     config: SwiftConfig,
     *,
@@ -155,19 +170,6 @@ def build_plan(
     checkpoint: Path | None = None,
 ) -> LaunchPlan:
     """``checkpoint``: on resume, the checkpoint ``swift rlhf`` continues from (its ``--resume_from_checkpoint``)."""
-    settings = SchedulerSettings(
-        env=config.env,
-        urls=urls,
-        token=config.token,
-        max_turns=max_turns if config.horizon is None else None,  # a schedule sets each task's limit instead
-        horizon=config.horizon,
-        max_tokens=config.max_tokens,
-        max_context=config.max_context,
-        max_attempts=config.max_attempts,
-        episode_timeout_s=config.episode_timeout_s,
-        store=str(run_dir),
-        episodes_per_step=config.episodes_per_step,
-    )
     plugin = str(plugin_file())
     model = model_flags(config, run_dir)
     episodes = config.episodes_per_step
@@ -236,7 +238,7 @@ def build_plan(
     commands.append(Command(["swift", "rlhf", *flags(train)]))
     return LaunchPlan(
         run_dir=run_dir,
-        settings=settings,
+        settings=scheduler_settings(config, run_dir, urls, max_turns),
         dataset=dataset_rows(config, task_ids),
         commands=commands,
         env={SETTINGS_ENV_VAR: str(run_dir / SETTINGS_FILE), **(OFFLINE_ENV if offline else {})},

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from agenthub import trainer_hook
 
-from agenthub import TrainerSpec, hookimpl
-
-from agenthub_trainer_swift import __version__
-
-NAMES = ("swift", "ms-swift")
-
-
-@hookimpl
-def agenthub_register_trainers(register: Callable[[TrainerSpec], None]) -> None:
-    for name in NAMES:
-        register(
-            TrainerSpec(
-                name=name,
-                factory="agenthub_trainer_swift.trainer:SwiftTrainer",
-                description="ms-swift 4 GRPO (swift rlhf) with agenthub env sessions in its multi-turn scheduler.",
-                version=__version__,
-            )
-        )
+agenthub_register_trainers = trainer_hook(
+    "swift",
+    "ms-swift",
+    factory="agenthub_trainer_swift.trainer:SwiftTrainer",
+    description="ms-swift 4 GRPO (swift rlhf) with agenthub env sessions in its multi-turn scheduler.",
+    trains_on_cpu=True,
+)

@@ -19,17 +19,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from agenthub import ConfigError, EnvInfo, get_plugin_host
-from agenthub.config import redact_secrets, validate_config
+from agenthub.config import validate_config
 from agenthub.training import (
     env_servers,
     most_turns,
+    one_trained_seat,
     preflight,
     print_dry_run_checks,
+    print_dry_run_head,
     recorded_run,
     resumption,
-    seating,
     split_task_ids,
 )
 
@@ -84,7 +84,7 @@ def check_seats(config: SwiftConfig) -> None:
             "model turn at a time and plays single-player envs only: use mode=server (the hub executor plays "
             "every seat), or trainer=trl, verl, openrlhf or areal"
         )
-    seating(config, info, make_opponent=False).require_one_trajectory("ms-swift's GRPO")
+    one_trained_seat(config, info, "ms-swift's GRPO")
 
 
 def plan_for(config: SwiftConfig, run_dir: Path, urls: list[str], tasks: tuple[list[Any], int]) -> LaunchPlan:
@@ -152,11 +152,10 @@ def resolve_swift(command: Command) -> list[str]:
 def print_dry_run(settings: SwiftConfig, tasks: tuple[list[Any], int]) -> int:
     """The resolved settings, the checks, then every file and the exact commands; writes nothing."""
     run_dir = resumption.planned_run_dir(settings, RESUMABLE_CHANGES, root=settings.runs_dir, run_id=settings.run_id)
-    print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
-    if settings.resume is not None:
-        print(f"# would resume {run_dir} from {last_checkpoint(run_dir)}, rewriting its dataset and settings")
-    elif settings.run_id is None:
-        print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
+    resuming = (
+        None if settings.resume is None else f" from {last_checkpoint(run_dir)}, rewriting its dataset and settings"
+    )
+    print_dry_run_head(settings, run_dir, resuming=resuming)
     report = print_dry_run_checks(framework_needs(settings), lambda: launch_checks(settings, dry_run=True))
     print(plan_for(settings, run_dir, settings.url or [LOCAL_URL_PLACEHOLDER], tasks).describe())
     report.raise_if_refused()

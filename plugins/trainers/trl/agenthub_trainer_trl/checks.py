@@ -8,13 +8,7 @@ writes nothing.
 
 from __future__ import annotations
 
-from agenthub.training import (
-    FrameworkNeeds,
-    LaunchReport,
-    TokenLimits,
-    check_launch_with_model,
-    most_turns,
-)
+from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch_over_horizon
 
 from agenthub_trainer_trl.config import TINY_MODEL_DEFAULTS, TrlConfig
 
@@ -34,11 +28,5 @@ def framework_needs(config: TrlConfig) -> FrameworkNeeds:
 def launch_checks(config: TrlConfig, *, dry_run: bool) -> LaunchReport:
     """Play one task of the env with the run's settings; a dry run skips (and says so) a model not on disk."""
     limits = TokenLimits(max_tokens=config.turn_tokens, max_context=config.max_context)
-    return check_launch_with_model(
-        config,
-        limits,
-        dry_run=dry_run,
-        max_turns=most_turns(config.horizon, config.steps),
-        seed=config.seed,
-        tiny_model={**TINY_MODEL_DEFAULTS, **config.tiny_model},
-    )
+    tiny_model = {**TINY_MODEL_DEFAULTS, **config.tiny_model}
+    return check_launch_over_horizon(config, limits, dry_run=dry_run, seed=config.seed, tiny_model=tiny_model)

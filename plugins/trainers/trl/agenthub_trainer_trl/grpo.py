@@ -40,12 +40,11 @@ from agenthub_trainer_trl.runs import (
     FINAL_MODEL_DIR,
     TENSORBOARD_DIR,
     TINY_MODEL_DIR,
-    cpu_settings,
     last_checkpoint,
     model_path,
-    on_cpu,
     open_run,
 )
+from agenthub_trainer_trl.shared_settings import shared_settings
 from agenthub_trainer_trl.tied_weights import tied_weights_load_quietly
 
 
@@ -94,13 +93,7 @@ def grpo_settings(config: TrlConfig, output_dir: Path) -> dict[str, Any]:
         "top_p": config.top_p,
         "top_k": 0,
         "max_completion_length": config.turn_tokens,
-        "logging_steps": config.logging_steps,
-        "save_strategy": "steps",
-        "save_steps": config.save_steps,
-        "save_total_limit": config.save_total_limit,
-        "seed": config.seed,
-        "report_to": [],
-        **(cpu_settings(GRPOConfig) if on_cpu() else {}),
+        **shared_settings(config, GRPOConfig),
         "use_vllm": config.use_vllm,
         "vllm_mode": config.vllm_mode,
         "disable_tqdm": True,

@@ -109,62 +109,46 @@ def step_stats(step: int, max_turns: int, trajectories: Sequence[Trajectory]) ->
     return stats
 
 
+@dataclass(kw_only=True, eq=False)
 class HubRollout:
     """The ``rollout_func`` passed to ``GRPOTrainer``: one hub-executor episode per prompt.
 
     ``make_generate(trainer)`` builds the token-in/token-out function over the
     trainer's model on the first call (the trainer does not exist before).
     The event loop lives in ``runner`` for the whole run, so env connections
-    and servers are reused from step to step.
+    and servers are reused from step to step. ``opponents`` and ``seats`` (multi-player
+    envs): as :class:`Executor` takes them, one seat kept.
     """
 
-    def __init__(
-        self,
-        *,
-        runner: asyncio.Runner,
-        pool: EnvPool,
-        tokenizer: Any,
-        make_generate: Callable[[Any], GenerateFn],
-        horizon: HorizonSchedule,
-        sampling: SamplingParams,
-        max_context: int,
-        system_prompt: str | None,
-        store: RunStore | None,
-        concurrency: int = 64,
-        max_attempts: int = 3,
-        episode_timeout_s: float | None = None,
-        key_suffix: str = "",
-        provenance: dict[str, Any] | None = None,
-        start_kl: StartKL | None = None,
-        opponents: Mapping[int, Agent] | None = None,
-        seats: Container[int] | None = None,
-    ) -> None:
-        """``opponents`` and ``seats`` (multi-player envs): as :class:`Executor` takes them, one seat kept."""
-        self.runner = runner
-        self.pool = pool
-        self.tokenizer = tokenizer
-        self.make_generate = make_generate
-        self.horizon = horizon
-        self.sampling = sampling
-        self.max_context = max_context
-        self.system_prompt = system_prompt
-        self.store = store
-        self.concurrency = concurrency
-        self.max_attempts = max_attempts
-        self.episode_timeout_s = episode_timeout_s
-        self.key_suffix = key_suffix
-        self.provenance = provenance or {}
-        self.start_kl = start_kl
-        self.opponents = dict(opponents or {})
-        self.seats = seats
+    runner: asyncio.Runner
+    pool: EnvPool
+    tokenizer: Any
+    make_generate: Callable[[Any], GenerateFn]
+    horizon: HorizonSchedule
+    sampling: SamplingParams
+    max_context: int
+    system_prompt: str | None
+    store: RunStore | None
+    concurrency: int = 64
+    max_attempts: int = 3
+    episode_timeout_s: float | None = None
+    key_suffix: str = ""
+    provenance: dict[str, Any] = field(default_factory=dict)
+    start_kl: StartKL | None = None
+    opponents: Mapping[int, Agent] = field(default_factory=dict)
+    seats: Container[int] | None = None
+    executor: Executor | None = field(default=None, init=False)
+    history: list[StepStats] = field(default_factory=list, init=False)
+    # a random model starts out mostly truncated on trail and grows out of it: said only once it persists
+    warnings: StepWarnings = field(default_factory=lambda: StepWarnings(patience=5), init=False)
+    pad_token_id: int = field(init=False)
+    _calls: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        tokenizer = self.tokenizer
         self.pad_token_id = int(
             tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         )
-        self.executor: Executor | None = None
-        self.history: list[StepStats] = []
-        # a random model starts out mostly truncated on trail and grows out of it: said only once it persists
-        self.warnings = StepWarnings(patience=5)
-        self._calls = 0
 
     def executor_for(self, trainer: Any) -> Executor:
         """The executor that plays this run's episodes with ``trainer``'s model (built on first use)."""

@@ -26,12 +26,11 @@ from agenthub_trainer_trl.runs import (
     CHECKPOINTS_DIR,
     FINAL_MODEL_DIR,
     TENSORBOARD_DIR,
-    cpu_settings,
     last_checkpoint,
     model_path,
-    on_cpu,
     open_run,
 )
+from agenthub_trainer_trl.shared_settings import shared_settings
 
 
 def read_conversations(path: str | Path) -> list[list[Message]]:
@@ -84,13 +83,7 @@ def sft_settings(config: TrlConfig, output_dir: Path) -> dict[str, Any]:
         "per_device_train_batch_size": config.batch_size,
         "learning_rate": config.learning_rate,
         "max_length": config.max_context,
-        "logging_steps": config.logging_steps,
-        "save_strategy": "steps",
-        "save_steps": config.save_steps,
-        "save_total_limit": config.save_total_limit,
-        "seed": config.seed,
-        "report_to": [],
-        **(cpu_settings(SFTConfig) if on_cpu() else {}),
+        **shared_settings(config, SFTConfig),
         "disable_tqdm": True,
         **config.trl,
     }

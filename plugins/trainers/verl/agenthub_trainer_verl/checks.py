@@ -9,31 +9,18 @@ tokenizer against ``prompt_length``, ``response_length`` and ``max_tokens``.
 
 from __future__ import annotations
 
-from agenthub.training import (
-    FrameworkNeeds,
-    LaunchReport,
-    TokenLimits,
-    check_launch_with_model,
-    most_turns,
-)
+from agenthub.training import FrameworkNeeds, LaunchReport, TokenLimits, check_launch_over_horizon, gpu_framework_needs
 
+from agenthub_trainer_verl import prerequisites
 from agenthub_trainer_verl.config import VerlConfig
-from agenthub_trainer_verl.prerequisites import GPU_MODULES, TRAINER_MODULES
 
-ENGINES = {"vllm": "vllm", "sglang": "sglang"}
-"""The importable module of each ``rollout=`` engine."""
+WHY_GPU = "verl 0.9.1 has no CPU platform: it would ask Ray for GPU bundles and wait forever."
 
 
 def framework_needs(config: VerlConfig) -> FrameworkNeeds:
     """A GPU, verl's trainer modules, and the GPU modules of the configured engine (not the other one)."""
-    other = {module for name, module in ENGINES.items() if name != config.rollout}
-    return FrameworkNeeds(
-        trainer="verl",
-        framework="verl 0.9",
-        needs_gpu=True,
-        modules=TRAINER_MODULES,
-        gpu_modules={m: r for m, r in GPU_MODULES.items() if m.split(".")[0] not in other},
-        why_gpu="verl 0.9.1 has no CPU platform: it would ask Ray for GPU bundles and wait forever.",
+    return gpu_framework_needs(
+        prerequisites, trainer="verl", framework="verl 0.9", why_gpu=WHY_GPU, engine=config.rollout
     )
 
 
@@ -42,10 +29,4 @@ def launch_checks(config: VerlConfig, *, dry_run: bool) -> LaunchReport:
     limits = TokenLimits(
         max_tokens=config.max_tokens, max_prompt=config.prompt_length, max_response=config.response_length
     )
-    return check_launch_with_model(
-        config,
-        limits,
-        dry_run=dry_run,
-        max_turns=most_turns(config.horizon, config.steps),
-        system_prompt=config.system_prompt,
-    )
+    return check_launch_over_horizon(config, limits, dry_run=dry_run, system_prompt=config.system_prompt)

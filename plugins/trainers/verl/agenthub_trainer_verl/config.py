@@ -5,14 +5,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from agenthub.config import MultiPlayerConfig, RolloutBackendConfig, check_rollout_backend
-from agenthub.training import EnvUrls
+from agenthub.training import EnvUrls, policy_field, worker_settings
 from pydantic import ConfigDict, Field, model_validator
 
 from agenthub_trainer_verl.loop_settings import LoopSettings
-
-DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
-"""A small instruct model with a chat template, as in verl's own quick start; verl downloads it itself."""
-
 
 RESUMABLE_CHANGES = frozenset({"steps", "save_freq", "resume", "backend", "address"})
 """Settings ``agenthub run --resume RUN_DIR`` may change; any other difference would make it a different run."""
@@ -30,10 +26,7 @@ class VerlConfig(RolloutBackendConfig, MultiPlayerConfig):
 
     trainer: Literal["verl"] = "verl"
     env: str = Field(description="a registered env")
-    model: str = Field(
-        default=DEFAULT_MODEL,
-        description=f"the policy: a model directory or hub id (actor_rollout_ref.model.path); default: {DEFAULT_MODEL}",
-    )
+    model: str = policy_field("actor_rollout_ref.model.path")
     split: str = "train"
     val_split: str | None = Field(default=None, description="a split to validate on; default: no validation")
     max_tasks: int | None = Field(default=None, ge=1, description="rows of the training parquet (first N tasks)")
@@ -95,20 +88,4 @@ class VerlConfig(RolloutBackendConfig, MultiPlayerConfig):
         started for the run (``backend=ray``), in place of ``url=`` and ``token=``."""
         if urls is None:
             urls = self.url
-        return LoopSettings(
-            env=self.env,
-            urls=urls,
-            processes=self.processes,
-            capacity=self.capacity,
-            token=token if token is not None else self.token,
-            seat=self.seat,
-            opponent=self.opponent,
-            opponent_kwargs=self.opponent_kwargs,
-            max_tokens=self.max_tokens,
-            horizon=self.horizon,
-            max_attempts=self.max_attempts,
-            episode_timeout_s=self.episode_timeout_s,
-            unhealthy_wait_s=self.unhealthy_wait_s,
-            system_prompt=self.system_prompt,
-            on_infra_failure=self.on_infra_failure,
-        )
+        return worker_settings(self, LoopSettings, urls=urls, token=token if token is not None else self.token)

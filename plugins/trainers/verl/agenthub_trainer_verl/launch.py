@@ -42,13 +42,17 @@ class LaunchPlan:
     command: list[str]
     agent_loop: list[dict[str, Any]]
 
+    def path(self, name: str) -> Path:
+        """One of the run directory's files: ``TRAIN_FILE``, ``VAL_FILE``, ``LOOP_FILE`` or ``COMMAND_FILE``."""
+        return self.run_dir / name
+
     @property
     def train_file(self) -> Path:
-        return self.run_dir / TRAIN_FILE
+        return self.path(TRAIN_FILE)
 
     @property
     def loop_file(self) -> Path:
-        return self.run_dir / LOOP_FILE
+        return self.path(LOOP_FILE)
 
     def shell(self) -> str:
         """The command as one shell line per override."""
@@ -165,7 +169,7 @@ def write_files(launch: LaunchPlan, rows: dict[str, list[dict[str, Any]]]) -> li
     from agenthub_trainer_verl.rows import write_parquet
 
     launch.run_dir.mkdir(parents=True, exist_ok=True)
-    written = [write_parquet(split_rows, launch.run_dir / name) for name, split_rows in rows.items()]
+    written = [write_parquet(split_rows, launch.path(name)) for name, split_rows in rows.items()]
     return [*written, *write_launch_files(launch)]
 
 
@@ -173,7 +177,7 @@ def write_launch_files(launch: LaunchPlan) -> list[Path]:
     """The agent-loop YAML and ``command.sh`` (a resumed run keeps its parquet files); returns what was written."""
     # the agent-loop settings hold the run's env token
     write_private_text(launch.loop_file, yaml.safe_dump(launch.agent_loop, sort_keys=False))
-    command = launch.run_dir / COMMAND_FILE
+    command = launch.path(COMMAND_FILE)
     command.write_text(f"#!/usr/bin/env bash\nset -euo pipefail\n{launch.shell()}\n")
     command.chmod(0o755)
     return [launch.loop_file, command]

@@ -16,13 +16,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agenthub import Task, TaskId
+from agenthub.training import one_trained_seat, split_task_ids
 
+from agenthub_trainer_verl.launch import TRAIN_FILE, VAL_FILE
 from agenthub_trainer_verl.loop_settings import AGENT_NAME
+from agenthub_trainer_verl.tasks import list_tasks
+
+if TYPE_CHECKING:
+    from agenthub_trainer_verl.config import VerlConfig
 
 TASK_FIELD = "agenthub_task"
+
+
+def task_rows_for(settings: VerlConfig) -> dict[str, list[dict[str, Any]]]:
+    """The parquet files' rows: one per task of the training split (and of ``val_split``)."""
+    splits = [settings.split] + ([settings.val_split] if settings.val_split else [])
+    info, listings = list_tasks(settings, splits)
+    # seat=/opponent= that do not fit the env fail here, before anything is written; verl takes one
+    # trajectory per sample, so one seat is trained
+    one_trained_seat(settings, info, "verl")
+    train_ids = split_task_ids(listings[settings.split], settings.max_tasks)
+    rows = {TRAIN_FILE: task_rows(settings.env, settings.split, train_ids)}
+    if settings.val_split:
+        ids = split_task_ids(listings[settings.val_split], settings.max_tasks)
+        rows[VAL_FILE] = task_rows(settings.env, settings.val_split, ids)
+    return rows
 
 
 def task_rows(env: str, split: str, ids: Sequence[TaskId]) -> list[dict[str, Any]]:

@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import yaml
 from agenthub import ConfigError
-from agenthub.config import redact_secrets, validate_config
 from agenthub.rollout import RunStore, new_run_id
 from agenthub.training import (
+    FrameworkTrainer,
     ServerUrls,
-    env_servers,
-    preflight,
     print_dry_run_checks,
+    print_dry_run_head,
+    ray_env_servers,
     recorded_run,
     resumption,
-    seating,
-    split_task_ids,
 )
 
 from agenthub_trainer_verl.checks import framework_needs, launch_checks
@@ -34,8 +30,7 @@ from agenthub_trainer_verl.launch import (
     write_files,
     write_launch_files,
 )
-from agenthub_trainer_verl.rows import task_rows
-from agenthub_trainer_verl.tasks import list_tasks
+from agenthub_trainer_verl.rows import task_rows_for
 
 RAY_SERVERS = (
     "backend=ray: the env servers start on the Ray cluster's nodes before verl does, and their URLs and token "
@@ -43,38 +38,11 @@ RAY_SERVERS = (
 )
 
 
-def task_rows_for(settings: VerlConfig) -> dict[str, list[dict[str, Any]]]:
-    """The parquet files' rows: one per task of the training split (and of ``val_split``)."""
-    splits = [settings.split] + ([settings.val_split] if settings.val_split else [])
-    info, listings = list_tasks(settings, splits)
-    # seat=/opponent= that do not fit the env fail here, before anything is written; verl takes one
-    # trajectory per sample, so one seat is trained
-    seating(settings, info, make_opponent=False).require_one_trajectory("verl")
-    train_ids = split_task_ids(listings[settings.split], settings.max_tasks)
-    rows = {TRAIN_FILE: task_rows(settings.env, settings.split, train_ids)}
-    if settings.val_split:
-        ids = split_task_ids(listings[settings.val_split], settings.max_tasks)
-        rows[VAL_FILE] = task_rows(settings.env, settings.val_split, ids)
-    return rows
-
-
-@contextlib.contextmanager
-def run_env_servers(settings: VerlConfig) -> Iterator[ServerUrls | None]:
+def run_env_servers(settings: VerlConfig) -> contextlib.AbstractContextManager[ServerUrls | None]:
     """``backend=ray``: the env servers on the Ray cluster's nodes for the length of the run (their URLs and
     token go into the agent-loop YAML); None otherwise: each agent-loop worker starts its own, or uses url=."""
-    if settings.backend != "ray":
-        yield None
-        return
     # verl's workers hold `capacity` sessions per server; the servers take as many
-    with env_servers(
-        settings.env,
-        None,
-        processes=settings.processes,
-        max_sessions=settings.capacity,
-        token=settings.token,
-        backend=settings,
-    ) as urls:
-        yield urls
+    return ray_env_servers(settings, max_sessions=settings.capacity)
 
 
 def prepare(settings: VerlConfig, servers: ServerUrls | None = None) -> tuple[RunStore, LaunchPlan, list[Path]]:
@@ -112,9 +80,7 @@ def print_dry_run(settings: VerlConfig) -> int:
     rows = task_rows_for(settings)
     run_dir = Path(settings.runs_dir) / (settings.run_id or new_run_id())
     launch = plan(settings, run_dir)
-    print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
-    if settings.run_id is None:
-        print(f"# run directory {run_dir}: a new id each run (run_id= fixes it)")
+    print_dry_run_head(settings, run_dir)
     for name, split_rows in rows.items():
         print(f"# would write {run_dir / name}: {len(split_rows)} rows, one per task")
     print(f"# would write {launch.loop_file}:\n{yaml.safe_dump(launch.agent_loop, sort_keys=False).rstrip()}")
@@ -128,9 +94,9 @@ def print_resume_dry_run(settings: VerlConfig) -> int:
     """``--resume RUN_DIR --dry-run``: the refused changes raise, else the exact resume command; writes nothing."""
     run_dir = resumption.check_resumable(settings, str(settings.resume), RESUMABLE_CHANGES).path
     launch = plan(settings, run_dir)
-    print(yaml.safe_dump(redact_secrets(settings.model_dump(mode="json")), sort_keys=False).rstrip())
-    print(f"# would resume {run_dir}: its {', '.join(data_files(settings))} kept, verl loads its latest checkpoint")
-    print(f"# would rewrite {launch.loop_file} and {run_dir / COMMAND_FILE}")
+    kept = ", ".join(data_files(settings))
+    print_dry_run_head(settings, run_dir, resuming=f": its {kept} kept, verl loads its latest checkpoint")
+    print(f"# would rewrite {launch.loop_file} and {launch.path(COMMAND_FILE)}")
     print(f"# would run (in {run_dir}, also written as {COMMAND_FILE}):\n{launch.shell()}")
     return print_checks(settings)
 
@@ -141,25 +107,23 @@ def print_checks(settings: VerlConfig) -> int:
     return 0
 
 
-class VerlTrainer:
-    """``run(config, dry_run)`` as the ``Trainer`` protocol asks."""
+def train(settings: VerlConfig) -> int:
+    """Start the env servers (``backend=ray``), write the run's files and run verl until it exits."""
+    with run_env_servers(settings) as servers:
+        store, launch, written = prepare(settings, servers)
+        print(f"run directory: {store.path}")
+        for path in written:
+            print(f"# wrote {path}")
+        print(f"# running:\n{launch.shell()}", flush=True)
+        with recorded_run(store, {"command": launch.command}) as end:
+            code = end.exited(subprocess.call(launch.command, cwd=store.path))
+    if code != 0:
+        print(f"agenthub run: verl exited with code {code}; its output is above, the run's files are in {store.path}")
+    return code
 
-    def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
-        settings = validate_config(VerlConfig, config)
-        if dry_run:
-            return print_dry_run(settings)
-        # no GPU: at once, before Ray waits forever for one
-        preflight(framework_needs(settings), lambda: launch_checks(settings, dry_run=False))
-        with run_env_servers(settings) as servers:
-            store, launch, written = prepare(settings, servers)
-            print(f"run directory: {store.path}")
-            for path in written:
-                print(f"# wrote {path}")
-            print(f"# running:\n{launch.shell()}", flush=True)
-            with recorded_run(store, {"command": launch.command}) as end:
-                code = end.exited(subprocess.call(launch.command, cwd=store.path))
-        if code != 0:
-            print(
-                f"agenthub run: verl exited with code {code}; its output is above, the run's files are in {store.path}"
-            )
-        return code
+
+class VerlTrainer(FrameworkTrainer[VerlConfig]):
+    """``run(config, dry_run)`` as the ``Trainer`` protocol asks; no GPU fails at once, before Ray waits forever."""
+
+    def __init__(self) -> None:
+        super().__init__(VerlConfig, framework_needs, launch_checks, print_dry_run, train)
