@@ -144,11 +144,10 @@ def labelled_commands(part: str, args: argparse.Namespace, out: Path) -> list[tu
         return [script("action_parsing.py")]
     assert part == "learning", part
     learning_py = args.learning_python or py
-    return [
-        script("trl_learning.py", python=learning_py),
-        script("trl_seeds.py", python=learning_py),
-        script("agentgym_recipe.py", python=learning_py),
-    ]
+    steps = [script("trl_learning.py", python=learning_py), script("trl_seeds.py", python=learning_py)]
+    if getattr(args, "agentgym_ready", True):  # the recipe also needs the maze env and the hf agent
+        steps.append(script("agentgym_recipe.py", python=learning_py))
+    return steps
 
 
 def imports(python: str | None, module: str) -> bool:
@@ -286,6 +285,12 @@ def main(argv: list[str] | None = None) -> int:
         }
     args.learning_python = trl_python(args) if "learning" in args.only else None
     args.vllm_python = vllm_python(args) if "engines" in args.only else None
+    args.agentgym_ready = imports(args.learning_python, AGENTGYM_MODULES)
+    if args.learning_python is not None and not args.agentgym_ready:
+        record["agentgym"] = reuse_committed(
+            out, ("agentgym_recipe",), "--trl-python", AGENTGYM_NEEDS, args.learning_python
+        )
+        print(f"\n=== learning: agentgym_recipe.py not run. {record['agentgym']['note']}", flush=True)
     args.engines_ran = False
     for part in PARTS:
         if part not in args.only:
@@ -305,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             }
         record["benchmarks"][part] = run_part(part, args, out, record["started"])
         args.engines_ran = args.engines_ran or part == "engines"
-    for kept in ("learning", "engines"):
+    for kept in ("learning", "engines", "agentgym"):
         if kept not in record and record_path.is_file():
             earlier_note = json.loads(record_path.read_text()).get(kept)
             if earlier_note is not None:
@@ -321,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 LEARNING_FILES = ("trl_learning", "trl_seeds", "agentgym_recipe")
+AGENTGYM_MODULES = "agenthub_trainer_trl, agenthub_env_maze, agenthub_agent_hf"
+AGENTGYM_NEEDS = "the maze env and hf agent plugins (agentgym_recipe.py needs them beside the TRL trainer)"
 ENGINE_FILES = ("vllm_vs_hf",)
 
 
@@ -329,14 +336,16 @@ def reuse_learning(out: Path) -> dict[str, Any]:
     return reuse_committed(out, LEARNING_FILES, "--trl-python", "the TRL trainer plugin (plugins/trainers/trl)")
 
 
-def reuse_committed(out: Path, names: tuple[str, ...], option: str, needs: str) -> dict[str, Any]:
+def reuse_committed(
+    out: Path, names: tuple[str, ...], option: str, needs: str, python: str = sys.executable
+) -> dict[str, Any]:
     """A part not run here: its committed results stand in, copied beside a temp dir's so its page links them."""
     committed = RESULTS / f"{names[0]}.json"
     if not committed.is_file():
         return {"file": None, "note": f"{needs} is not importable here and no earlier result exists."}
     result = json.loads(committed.read_text())
     block, when = result.get("provenance") or {}, result.get("when") or {}  # "when": vllm_vs_hf's own dates
-    date = block.get("finished") or when.get("end") or "at an unrecorded date"
+    date = block.get("finished") or block.get("measured_at") or when.get("end") or "at an unrecorded date"
     if out != RESULTS:
         for name in names:
             for suffix in (".json", ".png"):
@@ -345,8 +354,8 @@ def reuse_committed(out: Path, names: tuple[str, ...], option: str, needs: str) 
     return {
         "file": relative(out / f"{names[0]}.json"),
         "note": (
-            f"Not run in this run: {needs} is not importable by {sys.executable} and no working {option} was "
-            f"given; this is the earlier result, dated {date}."
+            f"Not run in this run: {python} cannot import {needs} and no {option} that can was given; "
+            f"this is the earlier result, dated {date}."
         ),
     }
 

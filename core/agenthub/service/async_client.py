@@ -19,6 +19,7 @@ import asyncio
 import random
 import secrets
 from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -72,7 +73,7 @@ def _action_json(action: Action) -> str | dict[str, Any]:
     return action.model_dump() if isinstance(action, ToolCall) else action
 
 
-class EnvClient:
+class EnvClient(AbstractAsyncContextManager["EnvClient", None]):
     """Async client of one environment server.
 
     Example::
@@ -114,9 +115,6 @@ class EnvClient:
             self._http = AiohttpTransport(headers, timeout, connect_timeout, max_connections)
         else:
             self._http = HttpxTransport(transport, headers, timeout, connect_timeout)
-
-    async def __aenter__(self) -> EnvClient:
-        return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -268,7 +266,7 @@ class EnvClient:
         return RemoteGymEnv(sync, owns_client=True, **kwargs)
 
 
-class RemoteSession:
+class RemoteSession(AbstractAsyncContextManager["RemoteSession", None]):
     """A handle on one server-side session."""
 
     def __init__(self, client: EnvClient, session_id: str, task_id: TaskId | None, first: ResetResult) -> None:
@@ -302,9 +300,6 @@ class RemoteSession:
 
     async def close(self) -> None:
         await self.client.close_session(self.id)
-
-    async def __aenter__(self) -> RemoteSession:
-        return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

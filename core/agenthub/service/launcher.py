@@ -24,6 +24,7 @@ import uvicorn
 
 from agenthub.errors import AgenthubError
 from agenthub.processes import PARENT_ENV_VAR, popen
+from agenthub.service.ready_file import wait_for_ready_file
 from agenthub.service.serve import bind_socket, loop_factory, url_of, uvicorn_config
 from agenthub.service.settings import TOKEN_ENV_VAR, ServiceSettings
 from agenthub.specs import EnvSpec
@@ -92,15 +93,8 @@ class LocalServer:
         )
         log.close()
         deadline = time.monotonic() + self.startup_timeout_s
-        while not ready.exists():
-            code = self.process.poll()
-            if code is not None:
-                problem = f"exited with code {code} before it was ready"
-            elif time.monotonic() > deadline:
-                problem = f"was not ready after {self.startup_timeout_s:g}s"
-            else:
-                time.sleep(0.02)
-                continue
+        problem = wait_for_ready_file(self.process, ready, deadline, self.startup_timeout_s)
+        if problem is not None:
             tail = self.log_tail()
             self.stop()
             raise ServerStartError(f"env server {self.env!r} {problem}; its log ends with:\n{tail}")

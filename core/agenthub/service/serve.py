@@ -5,23 +5,26 @@ from __future__ import annotations
 import asyncio
 import errno
 import gc
-import json
+import inspect
 import logging
 import os
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import cast
+from typing import Any, ParamSpec, cast
 
 import uvicorn
 from starlette.types import ASGIApp
 
 from agenthub.errors import AgenthubError
 from agenthub.service.http_protocol import http_protocol
+from agenthub.service.ready_file import write_ready_file
 from agenthub.service.server import create_app
 from agenthub.service.settings import ServiceSettings
 from agenthub.specs import EnvSpec
+
+P = ParamSpec("P")
 
 
 class PortUnavailableError(AgenthubError, OSError):
@@ -126,25 +129,25 @@ async def serve_async(
         also = f", MCP at {url}/mcp" if mcp else ""
         print(f"agenthub: serving env {spec.name!r} on {url}{also} (pid {os.getpid()})", file=sys.stderr, flush=True)
         if ready_file is not None:
-            tmp = ready_file.with_suffix(".tmp")
             ready = {"url": url, "pid": os.getpid(), "env": spec.name} | ({"mcp_url": f"{url}/mcp"} if mcp else {})
-            tmp.write_text(json.dumps(ready))
-            tmp.replace(ready_file)  # atomic: a reader never sees half a file
+            write_ready_file(ready_file, ready)
     await task
     for each in sockets:
         each.close()
 
 
-def serve(
-    spec: EnvSpec,
-    settings: ServiceSettings,
-    *,
-    ready_file: Path | None = None,
-    mcp: bool = False,
-    sockets: list[socket.socket] | None = None,
-    wrap_app: Callable[[ASGIApp], ASGIApp] | None = None,
-) -> None:
-    """Serve until SIGTERM/SIGINT; on the way out every session is closed."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    with asyncio.Runner(loop_factory=loop_factory()) as runner:
-        runner.run(serve_async(spec, settings, ready_file=ready_file, mcp=mcp, sockets=sockets, wrap_app=wrap_app))
+def _blocking(serve_async: Callable[P, Coroutine[Any, Any, None]]) -> Callable[P, None]:
+    """``serve_async`` run to its end on a loop of its own: its very parameters (one signature for both)."""
+
+    def serve(*args: P.args, **kwargs: P.kwargs) -> None:
+        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+        with asyncio.Runner(loop_factory=loop_factory()) as runner:
+            runner.run(serve_async(*args, **kwargs))
+
+    serve.__qualname__ = "serve"
+    serve.__doc__ = "Serve until SIGTERM/SIGINT; on the way out every session is closed. " + (serve_async.__doc__ or "")
+    serve.__signature__ = inspect.signature(serve_async)  # type: ignore[attr-defined]  # help() shows the parameters
+    return serve
+
+
+serve = _blocking(serve_async)

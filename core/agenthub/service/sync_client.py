@@ -2,18 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import httpx
 
-from agenthub.service.async_client import EnvClient, RemoteSession
+from agenthub.service.async_client import EnvClient
 from agenthub.service.loop_thread import LoopThread
-from agenthub.types import Action, EnvInfo, ResetResult, SessionState, StepResult, TaskId, TaskList
 
 if TYPE_CHECKING:
     from agenthub.gymnasium.remote_env import RemoteGymEnv
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _blocking(
+    method: Callable[Concatenate[EnvClient, P], Coroutine[Any, Any, T]], *, doc: str | None = None
+) -> Callable[Concatenate[SyncEnvClient, P], T]:
+    """The blocking twin of the async client's ``method``: its very parameters (one signature for both
+    clients), its coroutine run on the sync client's loop thread."""
+
+    def blocking(self: SyncEnvClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._loop.run(method(self._client, *args, **kwargs))
+
+    blocking.__name__ = method.__name__
+    blocking.__qualname__ = f"SyncEnvClient.{method.__name__}"
+    blocking.__doc__ = doc or method.__doc__
+    blocking.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]  # help() shows the parameters
+    return blocking
 
 
 class SyncEnvClient:
@@ -42,46 +61,17 @@ class SyncEnvClient:
         self._loop.run(self._client.aclose())
         self._loop.stop()
 
-    def health(self) -> dict[str, Any]:
-        return self._loop.run(self._client.health())
-
-    def info(self) -> EnvInfo:
-        return self._loop.run(self._client.info())
-
-    def tasks(self, split: str | None = None) -> TaskList:
-        return self._loop.run(self._client.tasks(split))
-
-    def create_session(
-        self,
-        task_id: TaskId | None = None,
-        *,
-        split: str | None = None,
-        seed: int | None = None,
-        options: Mapping[str, Any] | None = None,
-    ) -> RemoteSession:
-        """Returns the async session handle; drive it with this client's ``step``/``reset``/``close_session``."""
-        return self._loop.run(self._client.create_session(task_id, split=split, seed=seed, options=options))
-
-    def reset(
-        self,
-        session_id: str,
-        task_id: TaskId | None = None,
-        *,
-        seed: int | None = None,
-        options: Mapping[str, Any] | None = None,
-    ) -> ResetResult:
-        return self._loop.run(self._client.reset(session_id, task_id, seed=seed, options=options))
-
-    def step(
-        self, session_id: str, action: Action, *, request_id: str | None = None, seat: int | None = None
-    ) -> StepResult:
-        return self._loop.run(self._client.step(session_id, action, request_id=request_id, seat=seat))
-
-    def session_state(self, session_id: str) -> SessionState:
-        return self._loop.run(self._client.session_state(session_id))
-
-    def close_session(self, session_id: str) -> None:
-        self._loop.run(self._client.close_session(session_id))
+    health = _blocking(EnvClient.health)
+    info = _blocking(EnvClient.info)
+    tasks = _blocking(EnvClient.tasks)
+    create_session = _blocking(
+        EnvClient.create_session,
+        doc="Returns the async session handle; drive it with this client's ``step``/``reset``/``close_session``.",
+    )
+    reset = _blocking(EnvClient.reset)
+    step = _blocking(EnvClient.step)
+    session_state = _blocking(EnvClient.session_state)
+    close_session = _blocking(EnvClient.close_session)
 
     def as_gym(self, **kwargs: Any) -> RemoteGymEnv:
         from agenthub.gymnasium.remote_env import RemoteGymEnv

@@ -8,7 +8,6 @@ connections that arrive while it restarts wait in their backlog instead of being
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import signal
 import socket
@@ -23,6 +22,7 @@ from urllib.parse import urlsplit
 
 from agenthub.errors import AgenthubError, ConfigError
 from agenthub.processes import PARENT_ENV_VAR, popen
+from agenthub.service.ready_file import wait_for_ready_file, write_ready_file
 from agenthub.service.serve import bind_socket, url_of
 from agenthub.service.settings import ServiceSettings
 from agenthub.service.workers.plan import WorkerPlan
@@ -161,16 +161,9 @@ def _start(worker: Worker, env: str, settings: ServiceSettings, workers: list[Wo
 def _wait_ready(workers: list[Worker], stopping: list[int]) -> None:
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     for worker in workers:
-        while not worker.ready_file.exists() and not stopping:
-            assert worker.process is not None
-            code = worker.process.poll()
-            if code is not None:
-                problem = f"exited with code {code} before it was ready"
-            elif time.monotonic() > deadline:
-                problem = f"was not ready after {STARTUP_TIMEOUT_S:g}s"
-            else:
-                time.sleep(0.02)
-                continue
+        assert worker.process is not None
+        problem = wait_for_ready_file(worker.process, worker.ready_file, deadline, STARTUP_TIMEOUT_S, stopping=stopping)
+        if problem is not None:
             raise WorkerStartError(f"worker {worker.index} {problem}; its log is above, on this process's stderr")
 
 
@@ -182,10 +175,8 @@ def _announce(env: str, public_url: str, workers: list[Worker], ready_file: Path
         flush=True,
     )
     if ready_file is not None:
-        tmp = ready_file.with_suffix(".tmp")
         ready = {"url": public_url, "pid": os.getpid(), "env": env, "workers": [w.url for w in workers]}
-        tmp.write_text(json.dumps(ready))
-        tmp.replace(ready_file)  # atomic: a reader never sees half a file
+        write_ready_file(ready_file, ready)
 
 
 def _supervise(workers: list[Worker], env: str, settings: ServiceSettings, stopping: list[int]) -> None:
