@@ -1,11 +1,13 @@
 """Render the benchmarks' summary (docs/benchmarks.md) from the JSON files they wrote.
 
 Every figure comes from the JSON in ``--results``: ``service_throughput.json``,
-``executor_scaling.json``, ``env_plugins.json``, ``trl_learning.json``, ``trl_seeds.json``,
-``vllm_vs_hf.json`` and, when
-``run_all.py`` made them, ``run_all.json`` (machine, date, load average, how
-each benchmark ended). A missing file makes its section say so; nothing is
-filled in by hand.
+``executor_scaling.json`` (with the stand-in LLM's latency curve, calibrated from
+``vllm_vs_hf.json``), ``env_plugins.json`` and ``jvm_heap.json``, ``trl_learning.json``,
+``trl_seeds.json``, ``vllm_vs_hf.json``, ``search_retrieval.json``, ``webarena_env.json``,
+``sciworld_packing.json``, ``ray_scaling.json``, ``action_parsing.json``, ``serve_workers.json``
+and, when ``run_all.py`` made them, ``run_all.json`` (machine, date, load average, how each
+benchmark ended); every result's provenance block gives the "which code" table. A missing file
+makes its section say so; nothing is filled in by hand.
 
     python benchmarks/summarize.py                                  # results/ -> docs/benchmarks.md
     python benchmarks/summarize.py --results DIR --out DIR/benchmarks.md

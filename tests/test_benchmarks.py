@@ -31,6 +31,7 @@ def test_env_plugins_benchmark_quick_mode_writes_its_json_and_plot(tmp_path: Pat
     guess = json.loads((tmp_path / "env_plugins.json").read_text())["envs"]["guess"]
     assert guess["latency"]["in_process"]["won"] == guess["latency"]["in_process"]["episodes"] > 0
     assert guess["latency"]["service"]["won"] == guess["latency"]["service"]["episodes"]
+    assert guess["memory"]["resets_before"] >= 20  # memory read warm: --quick's 20 resets served first
     assert (tmp_path / "env_plugins.png").stat().st_size > 0
 
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from agenthub import TrainerSpec, hookimpl
+from agenthub.cli import plugin_catalogue
+from agenthub.cli.plugin_catalogue import cpu_trainers_in_checkout, shipped_cpu_trainers
 from agenthub.plugins import PluginHost, set_plugin_host
 from agenthub.training import FrameworkMissing, FrameworkNeeds, check_framework, framework_problems
 from agenthub.training.prerequisites import missing_modules
 
+ROOT = Path(__file__).resolve().parents[2]
 NEEDS = FrameworkNeeds(
     trainer="bigrl",
     framework="BigRL 2",
@@ -49,7 +53,23 @@ def test_without_a_gpu_every_missing_piece_is_named_once_with_what_to_do(trainer
     assert "--dry-run" in message and "to train on a CPU, use trainer=tinyrl." in message
 
 
-def test_with_no_cpu_trainer_installed_the_refusal_says_how_to_find_one() -> None:
+def test_with_no_cpu_trainer_installed_the_refusal_names_the_first_party_ones_to_install() -> None:
+    """The first-party catalogue (package data, from the trainers' pyprojects) names them, not core's code."""
+    shipped = shipped_cpu_trainers()
+    assert shipped == cpu_trainers_in_checkout(ROOT / "plugins") and shipped, "regenerate first_party_plugins.toml"
+    set_plugin_host(PluginHost(load_entry_points=False))
+    try:
+        with pytest.raises(FrameworkMissing) as refused:
+            check_framework(NEEDS, gpu=False)
+    finally:
+        set_plugin_host(None)
+    for name in shipped:
+        assert f"`agenthub install trainer-{name} --variant cpu`" in str(refused.value)
+        assert f"trainer={name}" in str(refused.value)
+
+
+def test_with_no_cpu_trainer_known_at_all_the_refusal_says_what_one_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plugin_catalogue, "shipped_cpu_trainers", list)  # a core built without the catalogue
     set_plugin_host(PluginHost(load_entry_points=False))
     try:
         with pytest.raises(FrameworkMissing) as refused:
@@ -57,7 +77,7 @@ def test_with_no_cpu_trainer_installed_the_refusal_says_how_to_find_one() -> Non
     finally:
         set_plugin_host(None)
     assert "no other trainer installed here trains on a CPU" in str(refused.value)
-    assert "install a trainer plugin that does" in str(refused.value)
+    assert "install a trainer plugin that does (its TrainerSpec sets trains_on_cpu)" in str(refused.value)
 
 
 def test_with_a_gpu_its_modules_are_checked_too_and_the_gpu_variant_is_named() -> None:

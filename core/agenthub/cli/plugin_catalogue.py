@@ -101,6 +101,37 @@ def shipped() -> Iterator[tuple[str, str]]:
             yield name, kind
 
 
+CPU_TABLE = "trains_on_cpu"
+"""The table of :data:`SHIPPED` naming the first-party trainers that train on a CPU (``[tool.agenthub]
+trains-on-cpu = true`` in their pyproject, which the trainer's own tests hold equal to its
+``TrainerSpec.trains_on_cpu``): what a refusal on a machine without a GPU suggests when no installed
+trainer trains on a CPU."""
+
+
+def _trains_on_cpu(pyproject: Path) -> bool:
+    try:
+        tool = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("agenthub", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return tool.get("trains-on-cpu") is True
+
+
+def cpu_trainers_in_checkout(plugins: Path) -> list[str]:
+    """The trainers under ``plugins/trainers`` whose pyproject says they train on a CPU."""
+    folder = plugins / "trainers"
+    return [p.parent.name for p in sorted(folder.glob("*/pyproject.toml")) if _trains_on_cpu(p)]
+
+
+def shipped_cpu_trainers() -> list[str]:
+    """The first-party trainers :data:`SHIPPED` lists as training on a CPU (none if this core lacks it)."""
+    try:
+        listed = tomllib.loads(resources.files("agenthub.cli").joinpath(SHIPPED).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    table = listed.get(CPU_TABLE, {})
+    return sorted(name for name, cpu in table.items() if cpu is True) if isinstance(table, dict) else []
+
+
 def render(plugins: Path) -> str:
     """The text of :data:`SHIPPED` for a checkout's ``plugins/`` folder."""
     lines = [
@@ -110,7 +141,9 @@ def render(plugins: Path) -> str:
         "# checkout's root, regenerate it with:",
         f"#   {REGENERATE}",
     ]
-    return "\n".join([*lines, *(f'{name} = "{kind}"' for name, kind in sorted(in_checkout(plugins)))]) + "\n"
+    entries = [f'{name} = "{kind}"' for name, kind in sorted(in_checkout(plugins))]
+    cpu = [f"{name} = true" for name in cpu_trainers_in_checkout(plugins)]
+    return "\n".join([*lines, *entries, "", f"[{CPU_TABLE}]", *cpu]) + "\n"
 
 
 def catalogue(plugins: Path | None, find_links: Iterable[str] = ()) -> dict[str, str]:

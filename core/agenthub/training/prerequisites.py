@@ -115,6 +115,13 @@ def _cpu_hint(trainer: str) -> str:
     others = [f"trainer={name}" for name in cpu_trainers() if name != trainer]
     if others:
         return f"to train on a CPU, use {' or '.join(others)}."
+    from agenthub.cli.plugin_catalogue import shipped_cpu_trainers
+
+    first_party = [name for name in shipped_cpu_trainers() if name != trainer]
+    if first_party:
+        installs = " or ".join(f"`agenthub install trainer-{name} --variant cpu`" for name in first_party)
+        runs = " or ".join(f"trainer={name}" for name in first_party)
+        return f"to train on a CPU, install a trainer that does ({installs}) and use {runs}."
     return (
         "no other trainer installed here trains on a CPU: install a trainer plugin that does (its TrainerSpec "
         "sets trains_on_cpu) and run it instead."

@@ -148,7 +148,7 @@ def test_the_headline_command_plans_with_the_default_model_and_stops_at_once_wit
     run = agenthub("run", "trainer=areal", "env=trail", cwd=tmp_path)
     assert run.returncode == 2
     assert "trainer=areal cannot start on this machine" in run.stderr and "--dry-run" in run.stderr
-    assert "trainer=trl or trainer=swift" in run.stderr
+    assert "trainer=trl" in run.stderr and "trainer=swift" in run.stderr
     assert not (tmp_path / "runs").exists()
 
 
