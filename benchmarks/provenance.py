@@ -44,6 +44,7 @@ MEASURED_CODE: dict[str, tuple[str, ...]] = {
         "benchmarks/results/vllm_vs_hf.json",
     ),
     "jvm_heap": ("plugins/envs/sciworld",),
+    "maze_observation_ceiling": ("plugins/envs/maze",),
     "ray_scaling": ("core/agenthub/rollout", "core/agenthub/service"),
     "search_retrieval": ("plugins/envs/search",),
     "service_throughput": ("core/agenthub/service", "benchmarks/lean_http.py"),

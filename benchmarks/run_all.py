@@ -24,7 +24,8 @@ Parts, in this order, each command run as a subprocess (a crash in one keeps the
   per session is read after at least 200 resets (``--warm-resets``), not from a fresh JVM;
 - ``envs``: ``search_retrieval.py`` (BM25 shared by several servers) and ``webarena_env.py`` (a real
   browser per server; memory per session after 200 resets). The full webarena run refuses to start on a
-  machine whose load average exceeds its cores: run it on a quiet one;
+  machine whose load average exceeds its cores: run it on a quiet one; then ``maze_observation_ceiling.py``
+  (how much of the maze oracle's moves a policy of the observation alone can match: seconds);
 - ``ray``: ``ray_scaling.py`` (episodes/s against raylets on this machine);
 - ``viewer``: ``viewer_index.py`` (the run viewer's index on 100,000 episodes);
 - ``importers``: ``importer_tables.py`` (``agenthub check`` over every TextArena game and reasoning-gym
@@ -91,6 +92,7 @@ ESTIMATE_S: dict[str, tuple[float, float]] = {
     "sciworld_packing.py": (900, 120),
     "search_retrieval.py": (600, 60),
     "webarena_env.py": (800, 120),
+    "maze_observation_ceiling.py": (10, 5),
     "ray_scaling.py": (300, 90),
     "viewer_index.py": (180, 20),
     "importer_tables.py": (3600, 120),
@@ -129,7 +131,7 @@ def labelled_commands(part: str, args: argparse.Namespace, out: Path) -> list[tu
             steps.append(script("env_plugins.py", "--merge", *HEAVY_SETTINGS, *HEAVY_ENVS, key="env_plugins.py heavy"))
         return [*steps, script("jvm_heap.py"), script("sciworld_packing.py")]
     if part == "envs":
-        return [script("search_retrieval.py"), script("webarena_env.py")]
+        return [script("search_retrieval.py"), script("webarena_env.py"), script("maze_observation_ceiling.py")]
     if part == "ray":
         return [script("ray_scaling.py")]
     if part == "viewer":
