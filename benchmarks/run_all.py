@@ -40,9 +40,11 @@ Parts, in this order, each command run as a subprocess (a crash in one keeps the
   and the page uses the committed results, with their dates.
 
 Then ``summarize.py`` writes the markdown summary (``docs/benchmarks.md``; with ``--quick``, next to the
-results in the temp dir). ``run_all.json`` beside the results records the machine, and for each command
-its real start and end, the load average at both, and how it ended. A part this call did not run keeps
-its record from the call that ran it, marked with that call's start (``run``), so no timeline mixes runs
+results in the temp dir). Before each command a full run waits (up to ``--settle-max-s``) until the
+1-minute load average is under ``--settle-load`` (2): the previous benchmark's load lingers in it.
+``run_all.json`` beside the results records the machine, and for each command its real start and end,
+the load average at both, the wait, and how it ended. A part this call did not run keeps its record
+from the call that ran it, marked with that call's start (``run``), so no timeline mixes runs
 unmarked; each result's own provenance block says when it was measured in any case.
 """
 
@@ -195,11 +197,28 @@ def minutes(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
+def settle(below: float | None, at_most_s: float) -> float:
+    """Wait (up to ``at_most_s``) until the 1-minute load average is under ``below``: the previous benchmark's
+    load lingers in that average for a minute or two, and each result records the load it started under."""
+    if below is None:
+        return 0.0
+    started = time.monotonic()
+    while os.getloadavg()[0] >= below and time.monotonic() - started < at_most_s:
+        time.sleep(5)
+    waited = round(time.monotonic() - started, 1)
+    if os.getloadavg()[0] >= below:
+        print(
+            f"=== the load average is still {os.getloadavg()[0]:.2f} after {waited:.0f} s: starting anyway", flush=True
+        )
+    return waited
+
+
 def run_part(part: str, args: argparse.Namespace, out: Path, run: str) -> list[dict[str, Any]]:
     steps = []
     for command in commands(part, args, out):
         shown = " ".join(os.path.relpath(c, ROOT) if c.startswith(str(ROOT)) else c for c in command[1:])
         print(f"\n=== {part}: python {shown}", flush=True)
+        waited = settle(args.settle_load, args.settle_max_s)
         load_before, started, started_at = list(os.getloadavg()), time.perf_counter(), now()
         try:
             # Its output goes straight to ours, so a long part shows its progress.
@@ -216,6 +235,7 @@ def run_part(part: str, args: argparse.Namespace, out: Path, run: str) -> list[d
                 "finished": now(),
                 "load_average_before": [round(x, 2) for x in load_before],
                 "load_average_after": [round(x, 2) for x in os.getloadavg()],
+                "waited_for_load_s": waited,
                 "run": run,
             }
         )
@@ -247,7 +267,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--list", action="store_true", help="print the parts, their commands and rough durations; run nothing"
     )
+    parser.add_argument(
+        "--settle-load",
+        type=float,
+        default=None,
+        help="before each command, wait until the 1-minute load average is under this (default 2 for a full run, "
+        "none with --quick)",
+    )
+    parser.add_argument("--settle-max-s", type=float, default=300, help="the longest such wait (default 300 s)")
     args = parser.parse_args(argv)
+    if args.settle_load is None and not args.quick:
+        args.settle_load = 2.0
     if args.list and args.out is None:  # nothing is written: no temp dir to leave behind
         args.out = Path(tempfile.gettempdir()) / "agenthub-bench-all-XXXX" if args.quick else RESULTS
     if args.out is None:

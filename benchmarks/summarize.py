@@ -753,10 +753,16 @@ def seeds_lines(path: Path, docs: Path) -> list[str]:
     seeds: Json = json.loads(path.read_text())
     s, level = seeds["summary"], seeds["level"]
     done = [r for r in seeds["seeds"] if r["returncode"] == 0]
+
+    def at_step(kept: Json | None) -> str:
+        return f"{kept['success']:.2f} (step {kept['step']})" if kept else "-"
+
     rows = [
         [
             str(r["seed"]),
             f"{r['final_success']:.2f}",
+            at_step(r.get("last")),
+            at_step(r.get("best")),
             f"{r['test']['success']:.2f}",
             f"{r['train_wall_s']:.0f} s",
             "yes" if r["learned"] else "**no**",
@@ -764,8 +770,15 @@ def seeds_lines(path: Path, docs: Path) -> list[str]:
         for r in done
     ]
     rows += [
-        [str(r["seed"]), "-", "-", f"{r['train_wall_s']:.0f} s", "**failed**"] for r in seeds["seeds"] if r not in done
+        [str(r["seed"]), "-", "-", "-", "-", f"{r['train_wall_s']:.0f} s", "**failed**"]
+        for r in seeds["seeds"]
+        if r not in done
     ]
+    target = (
+        f" Final training success at least {s['target']}: **{s['final_success_at_least_target']} of {s['runs']}**."
+        if "target" in s
+        else ""
+    )
     return [
         *lines,
         f"`{seeds['command'].strip()}` for seeds {seed_list([r['seed'] for r in seeds['seeds']])} "
@@ -775,10 +788,19 @@ def seeds_lines(path: Path, docs: Path) -> list[str]:
         f"{seeds['eval_episodes']} test episodes are both at least {level}: **learned in {s['learned']} of "
         f"{s['runs']}** (training success: {s['final_success_at_least_level']}, test success: "
         f"{s['test_success_at_least_level']}); median {s['median_train_wall_s']:.0f} s a run, at most "
-        f"{s['max_train_wall_s']:.0f} s.",
+        f"{s['max_train_wall_s']:.0f} s.{target} *Last* is the last step's training success; *best* is the "
+        "checkpoint the run keeps as its best (the highest mean success over its last steps).",
         "",
         *table(
-            ["seed", f"training success, last {seeds['final_steps']} steps", "test success", "wall time", "learned"],
+            [
+                "seed",
+                f"training success, last {seeds['final_steps']} steps",
+                "last step",
+                "best checkpoint",
+                "test success",
+                "wall time",
+                "learned",
+            ],
             rows,
         ),
         "",
@@ -1055,6 +1077,7 @@ def serve_workers_section(workers: Json | None) -> list[str]:
         ),
         "",
     ]
+    lines += workers_ceiling_lines(workers, n, machine.get("cpus"))
     spread_wide = [
         c for c, cell in workers.get("by_concurrency", {}).items() if cell["ratio_max"] > 2 * cell["ratio_min"]
     ]
@@ -1066,6 +1089,30 @@ def serve_workers_section(workers: Json | None) -> list[str]:
             "",
         ]
     return lines
+
+
+def workers_ceiling_lines(workers: Json, n: int, cpus: int | None) -> list[str]:
+    """What the machine's cores allow at the highest concurrency: the load generator shares them, so N workers
+    can use at most ``cpus - loadgen cores``, against the cores one worker used."""
+    cells = workers.get("by_concurrency", {})
+    if not cells or not cpus:
+        return []
+    concurrency = max(cells, key=int)
+    cell = cells[concurrency]
+    one, many = cell["workers_1"], cell[f"workers_{n}"]
+    if not one.get("server_cpu_cores") or many.get("loadgen_cpu_cores") is None:
+        return []
+    room = min(float(n), cpus - many["loadgen_cpu_cores"])
+    ceiling = room / one["server_cpu_cores"]
+    return [
+        f"What the cores allow at {concurrency} sessions: one worker used {one['server_cpu_cores']:.2f} cores; "
+        f"with {n} workers the load generator took {many['loadgen_cpu_cores']:.2f} of the {cpus} cores, leaving "
+        f"the workers at most {room:.2f}, so at the same CPU per step {n} workers can serve at most "
+        f"{ceiling:.2f}x what one does here (they used {many['server_cpu_cores']:.2f} cores, at "
+        f"{many['server_cpu_ms_per_step']:.3f} ms a step against one worker's {one['server_cpu_ms_per_step']:.3f}). "
+        "A load generator on other cores, as in production, leaves the workers the whole machine.",
+        "",
+    ]
 
 
 def freshness_section(results: Path, learning_path: Path) -> list[str]:

@@ -205,3 +205,22 @@ def test_run_all_lists_a_command_for_every_result_the_page_renders(capsys: pytes
         assert script in listed, f"{path.name}: run_all.py runs no {script}; add it to a part in run_all.commands"
     assert "[with /vllm/bin/python]" in listed and "[with /trl/bin/python]" in listed
     assert "total ~" in listed and "min" in listed
+
+
+def test_run_all_waits_for_the_load_to_settle_and_gives_up_after_its_limit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import run_all  # a benchmarks/ module
+
+    loads = iter([3.0, 2.5, 1.5])
+    monkeypatch.setattr(run_all.os, "getloadavg", lambda: (next(loads, 1.5), 0.0, 0.0))
+    monkeypatch.setattr(run_all.time, "sleep", lambda _: None)
+    assert run_all.settle(2.0, 60) < 60  # polled until 1.5, without sleeping for real
+    assert next(loads, None) is None
+    assert run_all.settle(None, 60) == 0.0  # --quick: no wait
+    monkeypatch.setattr(run_all.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
+    assert run_all.settle(2.0, 0) == 0.0  # never under 2: starts anyway at once when the limit is 0
+    assert (
+        run_all.parse_args([]).settle_load == 2.0
+        and run_all.parse_args(["--quick", "--out", str(tmp_path)]).settle_load is None
+    )
