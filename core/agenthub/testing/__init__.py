@@ -9,7 +9,9 @@ In a plugin's tests::
 :func:`hostile_actions` builds adversarial actions of any size (is a parser linear?), and
 :func:`cpu_seconds_at_most` bounds the CPU time a test spends on one (a loaded machine cannot break it);
 :func:`fuzz_server` runs schemathesis, every phase and check, against a served env's own
-``/openapi.json`` (needs schemathesis, a test dependency).
+``/openapi.json`` (needs schemathesis, a test dependency). :func:`env_server_fixture` makes a fixture
+that serves an env from a real server on loopback; :func:`check_servers_on_one_node_ray` checks a
+trainer's ``backend=ray`` env servers on a one-node Ray started here (:func:`one_node_ray`).
 
 :func:`build_tiny_model` and :func:`build_tokenizer` build a small random model and its
 tokenizer on the spot (never a download); :class:`ModelSampler` samples from one the way an
@@ -27,9 +29,11 @@ from agenthub.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from agenthub.cli.main import main as run_cli
     from agenthub.testing.conformance import CHECK_NAMES, ConformanceReport, check_env, run_checks
+    from agenthub.testing.env_fixtures import env_server_fixture
     from agenthub.testing.hostile_text import hostile_actions
     from agenthub.testing.model_sampler import ModelSampler, Sample, is_canonical
     from agenthub.testing.pytest_plugin import conformance_tests
+    from agenthub.testing.ray_servers import check_servers_on_one_node_ray, one_node_ray, ray_cpus_back
     from agenthub.testing.schema_fuzz import REQUIRED_CHECKS, FuzzResult, fuzz_server
     from agenthub.testing.time_bounds import ANOTHER_PROCESS_WALL_S, MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
     from agenthub.testing.tiny_model import build_tiny_model
@@ -44,11 +48,15 @@ __getattr__ = lazy_exports(
         "ConformanceReport": ".conformance",
         "check_env": ".conformance",
         "run_checks": ".conformance",
+        "env_server_fixture": ".env_fixtures",
         "ModelSampler": ".model_sampler",
         "Sample": ".model_sampler",
         "is_canonical": ".model_sampler",
         "conformance_tests": ".pytest_plugin",
         "hostile_actions": ".hostile_text",
+        "check_servers_on_one_node_ray": ".ray_servers",
+        "one_node_ray": ".ray_servers",
+        "ray_cpus_back": ".ray_servers",
         "ANOTHER_PROCESS_WALL_S": ".time_bounds",
         "MEGABYTE_PARSE_CPU_S": ".time_bounds",
         "cpu_seconds_at_most": ".time_bounds",
@@ -80,11 +88,15 @@ __all__ = [
     "build_tokenizer",
     "check_env",
     "check_sampled_turns",
+    "check_servers_on_one_node_ray",
     "conformance_tests",
     "cpu_seconds_at_most",
+    "env_server_fixture",
     "fuzz_server",
     "hostile_actions",
     "is_canonical",
+    "one_node_ray",
+    "ray_cpus_back",
     "run_checks",
     "run_cli",
 ]

@@ -5,12 +5,10 @@ The engine doubles are in standin_engine.py (canonical answers) and sampling_eng
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from agenthub import LocalServer
-from agenthub.testing import build_tokenizer
+from agenthub.testing import build_tokenizer, env_server_fixture
 
 
 @pytest.fixture(scope="session")
@@ -18,8 +16,4 @@ def tokenizer() -> Any:
     return build_tokenizer("chatml")
 
 
-@pytest.fixture(scope="session")
-def trail_server() -> Iterator[LocalServer]:
-    """A real ``trail`` env server on loopback, shared by the tests that do not break it."""
-    with LocalServer("trail") as server:
-        yield server
+trail_server = env_server_fixture("trail")  # shared by the tests that do not break it

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agenthub.testing import EngineAnswer, ModelSampler, is_canonical
-from areal.api.engine_api import InferenceEngine
 from areal.api.io_struct import ModelRequest, ModelResponse
+from versioned_engine import VersionedEngine
 
 
 @dataclass
@@ -23,7 +23,7 @@ class SampledCall:
 
 
 @dataclass
-class SamplingEngine(InferenceEngine):  # type: ignore[misc]
+class SamplingEngine(VersionedEngine):
     """AReaL's SGLang/vLLM engine, which needs a GPU and cannot run here, played by a real tiny model.
 
     ``agenerate`` samples with :class:`agenthub.testing.model_sampler.ModelSampler`,
@@ -48,15 +48,6 @@ class SamplingEngine(InferenceEngine):  # type: ignore[misc]
     version: int = 0
     bump_version: bool = False
     calls: list[SampledCall] = field(default_factory=list)
-
-    def initialized(self) -> bool:
-        return True
-
-    def get_version(self) -> int:
-        return self.version
-
-    def set_version(self, version: int) -> None:
-        self.version = version
 
     async def agenerate(self, req: ModelRequest) -> ModelResponse:
         gconfig = req.gconfig

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from areal.api.engine_api import InferenceEngine
 from areal.api.io_struct import ModelRequest, ModelResponse
+from versioned_engine import VersionedEngine
 
 _SIGN = re.compile(r"sign points (left|right)")
 
@@ -28,7 +28,7 @@ class EngineCall:
 
 
 @dataclass
-class StandInEngine(InferenceEngine):  # type: ignore[misc]
+class StandInEngine(VersionedEngine):
     """A stand-in for AReaL's SGLang/vLLM engine, which needs a GPU and cannot run here.
 
     ``agenerate`` answers with token ids as the real engine does: it reads the
@@ -51,15 +51,6 @@ class StandInEngine(InferenceEngine):  # type: ignore[misc]
     version: int = 0
     on_call: Callable[[StandInEngine, ModelRequest], Any] | None = None
     calls: list[EngineCall] = field(default_factory=list)
-
-    def initialized(self) -> bool:
-        return True
-
-    def get_version(self) -> int:
-        return self.version
-
-    def set_version(self, version: int) -> None:
-        self.version = version
 
     async def agenerate(self, req: ModelRequest) -> ModelResponse:
         if self.on_call is not None:

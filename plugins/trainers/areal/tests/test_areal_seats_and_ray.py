@@ -2,21 +2,20 @@
 
 The workflow plays seat 1 of a real ``tictactoe`` server against the oracle with a stand-in engine that
 places its mark in the first free cell; ``backend=ray`` starts the env servers on a one-node Ray started
-here, as the TRL test does."""
+here (``agenthub.testing.one_node_ray``)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from agenthub import ConfigError, LocalServer, Task
 from agenthub.config import validate_config
 from agenthub.rollout import EnvPool, RunStore
+from agenthub.testing import check_servers_on_one_node_ray
 from agenthub.training import ServerUrls
 from areal.api.cli_args import GenerationHyperparameters
 from areal.api.io_struct import ModelRequest, ModelResponse
@@ -114,26 +113,9 @@ def test_backend_keys_are_checked_with_the_settings() -> None:
         validate_config(ArealConfig, {"address": "auto"})
 
 
-def test_backend_ray_places_the_env_servers_on_the_ray_nodes_for_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    ray = pytest.importorskip("ray")
-    monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
-    ray.init(
-        address="local", num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2
+def test_backend_ray_places_the_env_servers_on_the_ray_nodes_for_the_run() -> None:
+    check_servers_on_one_node_ray(
+        lambda: run_env_servers(ArealConfig(env="trail", backend="ray", concurrency=1)), "trail"
     )
-    try:
-        node_ip = ray.util.get_node_ip_address()
-        with run_env_servers(ArealConfig(env="trail", backend="ray", concurrency=1)) as servers:
-            assert servers is not None and servers.token
-            [url] = servers
-            assert url.startswith(f"http://{node_ip}:")
-            headers = {"Authorization": f"Bearer {servers.token}"}
-            assert httpx.get(f"{url}/v1/info", headers=headers).json()["name"] == "trail"
-        for _ in range(100):
-            if ray.available_resources().get("CPU") == 1.0:
-                break
-            time.sleep(0.1)
-        assert ray.available_resources().get("CPU") == 1.0  # stopped with the run
-    finally:
-        ray.shutdown()
     with run_env_servers(ArealConfig(env="trail")) as none:
         assert none is None  # backend=local: each rollout worker starts its own, as before

@@ -45,6 +45,25 @@ def make_workflow(tokenizer: Any, pool: EnvPool, run_dir: Path, **kwargs: Any) -
     )
 
 
+def play_episode(
+    tokenizer: Any, url: str, engine: StandInEngine, run_dir: Path, *, pool: dict[str, Any] | None = None, **kwargs: Any
+) -> dict[str, Any] | None:
+    """One ``HubWorkflow.arun_episode`` of ``ROW``, as AReaL's rollout worker calls it, against the server at ``url``.
+
+    ``pool``: settings of the ``EnvPool`` over that server; ``kwargs``: the workflow's (``make_workflow``).
+    """
+
+    async def go() -> dict[str, Any] | None:
+        async with EnvPool.from_urls([url], **(pool or {})) as env_pool:
+            workflow = make_workflow(tokenizer, env_pool, run_dir, **kwargs)
+            try:
+                return await workflow.arun_episode(engine, ROW)
+            finally:
+                await workflow.close()
+
+    return asyncio.run(go())
+
+
 def stored(run_dir: Path) -> list[Trajectory]:
     return list(RunStore.existing(run_dir).trajectories())
 
@@ -68,16 +87,7 @@ def test_episode_tensors_match_the_trajectory_token_by_token(
     tokenizer: Any, trail_server: LocalServer, tmp_path: Path
 ) -> None:
     engine = StandInEngine(tokenizer, follow=True, on_call=bump_version)
-
-    async def go() -> dict[str, Any] | None:
-        async with EnvPool.from_urls([trail_server.url]) as pool:
-            workflow = make_workflow(tokenizer, pool, tmp_path / "run")
-            try:
-                return await workflow.arun_episode(engine, ROW)
-            finally:
-                await workflow.close()
-
-    out = asyncio.run(go())
+    out = play_episode(tokenizer, trail_server.url, engine, tmp_path / "run")
     assert out is not None and check_trajectory_format(out)  # AReaL's own validation of a workflow's answer
     [trajectory] = stored(tmp_path / "run")
     trace = trajectory.tokens
@@ -118,16 +128,7 @@ def test_a_lost_episode_is_trained_on_with_its_reward(
     tokenizer: Any, trail_server: LocalServer, tmp_path: Path
 ) -> None:
     engine = StandInEngine(tokenizer, follow=False)
-
-    async def go() -> dict[str, Any] | None:
-        async with EnvPool.from_urls([trail_server.url]) as pool:
-            workflow = make_workflow(tokenizer, pool, tmp_path / "run")
-            try:
-                return await workflow.arun_episode(engine, ROW)
-            finally:
-                await workflow.close()
-
-    out = asyncio.run(go())
+    out = play_episode(tokenizer, trail_server.url, engine, tmp_path / "run")
     [trajectory] = stored(tmp_path / "run")
     assert trajectory.outcome is Outcome.FAILURE and len(trajectory.turns) == 1
     assert out is not None and out["rewards"].tolist() == [trajectory.reward] == [0.0]
@@ -216,20 +217,18 @@ def test_infra_failures_return_none(tokenizer: Any, tmp_path: Path, failure: str
             "timeout": StallOneEpisode(),
         }[failure]
         engine = StandInEngine(tokenizer, follow=True, on_call=on_call)
-
-        async def go() -> dict[str, Any] | None:
-            # A pool of URLs is never restarted; it gives up on a dead server after 1 s.
-            async with EnvPool.from_urls([server.url], unhealthy_wait_s=1.0) as pool:
-                timeout = 2.0 if failure == "timeout" else None
-                workflow = make_workflow(
-                    tokenizer, pool, tmp_path / "run", episode_timeout_s=timeout, max_attempts=2, resamples=0
-                )
-                try:
-                    return await workflow.arun_episode(engine, ROW)
-                finally:
-                    await workflow.close()
-
-        assert asyncio.run(go()) is None
+        timeout = 2.0 if failure == "timeout" else None
+        out = play_episode(
+            tokenizer,
+            server.url,
+            engine,
+            tmp_path / "run",
+            pool={"unhealthy_wait_s": 1.0},  # a pool of URLs is never restarted; it gives up on a dead server after 1 s
+            episode_timeout_s=timeout,
+            max_attempts=2,
+            resamples=0,
+        )
+        assert out is None
     [trajectory] = stored(tmp_path / "run")
     assert trajectory.outcome.value == failure and trajectory.error  # kept in the store, marked, with its cause
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from agenthub import LocalServer
-from agenthub.testing import build_tokenizer
+from agenthub.testing import build_tokenizer, env_server_fixture
 
 SHIMS = Path(__file__).parent / "shims"
 sys.path.insert(0, str(SHIMS))
@@ -263,10 +263,12 @@ def tokenizer() -> Any:
     return build_tokenizer("chatml")
 
 
+trail_server = env_server_fixture("trail")
+
+
 @pytest.fixture(scope="session")
-def trail_url() -> Iterator[str]:
-    with LocalServer("trail") as server:
-        yield server.url
+def trail_url(trail_server: LocalServer) -> str:
+    return trail_server.url
 
 
 @pytest.fixture

@@ -1,13 +1,12 @@
 """``seat=``/``opponent=`` (issue 20) and ``backend=ray`` (issue 21) for ``agenthub run trainer=openrlhf``.
 
 The agent plays seat 1 of the real ``tictactoe`` server against the oracle, through the stand-in engine;
-``backend=ray`` starts the env servers on a one-node Ray started here, as the TRL test does."""
+``backend=ray`` starts the env servers on a one-node Ray started here (``agenthub.testing.one_node_ray``)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from agenthub import ConfigError, LocalServer
 from agenthub.config import validate_config
 from agenthub.rollout import RunStore
+from agenthub.testing import one_node_ray, ray_cpus_back
 from agenthub.testing import run_cli as main
 
 from agenthub_trainer_openrlhf.agent import HubAgentExecutor
@@ -92,23 +92,13 @@ def test_a_cluster_run_without_url_is_pointed_to_backend_ray(capsys: pytest.Capt
 
 
 def test_backend_ray_starts_the_env_servers_on_the_ray_nodes_and_stops_them(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    ray = pytest.importorskip("ray")
-    monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # Ray 2.55 warns about its default otherwise
-    ray.init(
-        address="local", num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2
-    )
-    try:
+    with one_node_ray() as ray:
         config = OpenRlhfConfig(env="trail", model="m", tasks=2, runs_dir=str(tmp_path), run_id="r", backend="ray")
         code = launch(config)  # OpenRLHF really starts; on this CPU machine it stops at importing vLLM
-        for _ in range(100):  # Ray reports a killed actor's CPU back within moments
-            if (released := ray.available_resources().get("CPU")) == 1.0:
-                break
-            time.sleep(0.1)
+        released = ray_cpus_back(ray)
         node_ip = ray.util.get_node_ip_address()
-    finally:
-        ray.shutdown()
     assert code != 0 and "No module named 'vllm'" in capfd.readouterr().err
     settings = AgentSettings.model_validate_json((tmp_path / "r" / "agent.json").read_text())
     [url] = settings.urls

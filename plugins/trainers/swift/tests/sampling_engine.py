@@ -69,7 +69,9 @@ class SamplingEngine:
     def __post_init__(self) -> None:
         self.tokenizer: Any = self.template.tokenizer
         self.stop_token_ids = self._stop_ids([])
-        self.sampler = ModelSampler(self.model_dir, stop_token_ids=self.stop_token_ids, seed=self.seed)
+        # One torch thread while sampling: a tiny model's forward passes are many times slower on more cores of a
+        # busy machine (ModelSampler's default, said here because the tests' speed rests on it).
+        self.sampler = ModelSampler(self.model_dir, stop_token_ids=self.stop_token_ids, seed=self.seed, threads=1)
 
     def _stop_ids(self, request_stop: Sequence[Any]) -> tuple[int, ...]:
         """``_add_stop_words``: single-token stop words become stop ids; vLLM also stops at eos."""

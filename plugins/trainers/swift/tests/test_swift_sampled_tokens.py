@@ -67,17 +67,6 @@ def model(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     return Model(path, TEMPLATES[request.param])
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """The sampler's forward passes are tiny; on a busy 2-core machine torch's thread pool makes them ~9x slower."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def trail_url() -> Iterator[str]:
     with LocalServer("trail") as server:

@@ -2,13 +2,12 @@
 
 Server mode's scheduler plays seat 1 of a real ``tictactoe`` server against the oracle with a stand-in engine
 that places its mark in the first free cell; ``backend=ray`` starts the env servers on a one-node Ray started
-here, as the TRL test does."""
+here (``agenthub.testing.one_node_ray``)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from agenthub import ConfigError, LocalServer, Task
 from agenthub.config import validate_config
 from agenthub.rollout import RunStore
+from agenthub.testing import one_node_ray, ray_cpus_back
 from engines import StandInEngine
 from swift.infer_engine.protocol import RequestConfig, RolloutInferRequest
 
@@ -83,8 +83,6 @@ def test_config_keys_that_do_not_go_together_are_refused() -> None:
 
 
 def test_backend_ray_runs_on_env_servers_that_ray_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    ray = pytest.importorskip("ray")
-    monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
     seen: list[tuple[list[str], str | None, int]] = []
 
     def execute(plan: LaunchPlan, config: SwiftConfig) -> int:  # instead of swift: ask the servers swift would
@@ -95,20 +93,11 @@ def test_backend_ray_runs_on_env_servers_that_ray_placed(tmp_path: Path, monkeyp
         return 0
 
     monkeypatch.setattr(trainer_module, "execute", execute)
-    ray.init(
-        address="local", num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2
-    )
-    try:
+    with one_node_ray() as ray:
         node_ip = ray.util.get_node_ip_address()
         config = {"backend": "ray", "steps": 1, "runs_dir": str(tmp_path), "run_id": "r"}
         assert SwiftTrainer().run(config) == 0
-        for _ in range(100):
-            if ray.available_resources().get("CPU") == 1.0:
-                break
-            time.sleep(0.1)
-        released = ray.available_resources().get("CPU")
-    finally:
-        ray.shutdown()
+        released = ray_cpus_back(ray)
     [(urls, token, status)] = seen
     assert urls[0].startswith(f"http://{node_ip}:") and token and status == 200  # the node's server, its token
     assert released == 1.0  # stopped when the run ended

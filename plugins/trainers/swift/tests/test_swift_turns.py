@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from agenthub import Outcome, Task
 from agenthub.rollout import RunStore
 from engines import StandInEngine
@@ -112,27 +113,40 @@ def test_turn_hooks_drop_an_infra_failure(
     assert len(engine.calls) == 2  # the turn that found the server dead was the last one
 
 
-def horizon_scheduler(tokenizer: Any, template: Any, url: str, store: Path) -> AgenthubScheduler:
-    """ScalingInter-RL: 1 turn at step 0, 3 from step 1; 2 episodes a step."""
+@pytest.fixture
+def stepwise(
+    trail_server: Any, tokenizer: Any, swift_template: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[AgenthubScheduler, Path]:
+    """ScalingInter-RL: 1 turn at step 0, 3 from step 1; 2 episodes a step. The scheduler and its store.
+
+    No training step is recorded yet: the module's record of one is cleared for the test (and put back after).
+    """
+    from agenthub_trainer_swift import horizon as horizon_module
+
+    monkeypatch.setattr(horizon_module, "_trainer_step", None)
+    store = RunStore.create({}, root=tmp_path, run_id="run")
     horizon = {"kind": "stepwise", "rounds": [1, 3], "every": 1}
     settings = SchedulerSettings(
-        env="trail", urls=[url], store=str(store), max_attempts=1, horizon=horizon, episodes_per_step=2
+        env="trail",
+        urls=[trail_server.url],
+        store=str(store.path),
+        max_attempts=1,
+        horizon=horizon,
+        episodes_per_step=2,
     )
-    return AgenthubScheduler(None, 3, tokenizer=tokenizer, template=template, settings=settings)
+    scheduler = AgenthubScheduler(None, 3, tokenizer=tokenizer, template=swift_template, settings=settings)
+    return scheduler, store.path
 
 
 def test_the_turn_limit_follows_swifts_training_step(
-    trail_server: Any, tokenizer: Any, swift_template: Any, tmp_path: Path, monkeypatch: Any
+    stepwise: tuple[AgenthubScheduler, Path], tokenizer: Any, swift_template: Any
 ) -> None:
     """swift rlhf: the agenthub_step callback records TrainerState.global_step; the scheduler reads it."""
     from transformers import TrainerState
 
-    from agenthub_trainer_swift import horizon
     from agenthub_trainer_swift.step_callback import TrainingStepCallback
 
-    monkeypatch.setattr(horizon, "_trainer_step", None)
-    store = RunStore.create({}, root=tmp_path, run_id="run")
-    scheduler = horizon_scheduler(tokenizer, swift_template, trail_server.url, store.path)
+    scheduler, store = stepwise
     callback = TrainingStepCallback(None, None)
     turns = {}
     for step in (0, 1, 0):  # 0 again: the step is swift's, not a count of episodes
@@ -140,18 +154,14 @@ def test_the_turn_limit_follows_swifts_training_step(
         results = play(scheduler, StandInEngine(tokenizer), swift_template, [1, 2, 3])
         turns[len(turns)] = [output.rollout_infos["num_turns"] for output, _ in results]
     assert turns == {0: [1, 1, 1], 1: [3, 3, 3], 2: [1, 1, 1]}
-    limits = [t.task.max_turns for t in RunStore.existing(store.path).trajectories()]
+    limits = [t.task.max_turns for t in RunStore.existing(store).trajectories()]
     assert limits == [1, 1, 1, 3, 3, 3, 1, 1, 1]
 
 
 def test_without_a_trainer_the_step_is_counted_from_episodes(
-    trail_server: Any, tokenizer: Any, swift_template: Any, tmp_path: Path, monkeypatch: Any
+    stepwise: tuple[AgenthubScheduler, Path], tokenizer: Any, swift_template: Any
 ) -> None:
     """swift rollout (server mode) sees no trainer state: each step is episodes_per_step episodes."""
-    from agenthub_trainer_swift import horizon
-
-    monkeypatch.setattr(horizon, "_trainer_step", None)
-    store = RunStore.create({}, root=tmp_path, run_id="run")
-    scheduler = horizon_scheduler(tokenizer, swift_template, trail_server.url, store.path)
+    scheduler, _store = stepwise
     results = play(scheduler, StandInEngine(tokenizer), swift_template, [1, 2, 3, 4])
     assert [output.rollout_infos["num_turns"] for output, _ in results] == [1, 1, 3, 3]

@@ -17,40 +17,15 @@ import pytest
 import torch
 from agenthub import LocalServer
 from agenthub.training import StepOutcomeLog
-from verl.experimental.agent_loop.agent_loop import AgentLoopWorker, get_trajectory_info
-from verl.utils.dataset.rl_dataset import RLHFDataset
+from verl.experimental.agent_loop.agent_loop import get_trajectory_info
 
 from agenthub_trainer_verl import agent_loop
 from agenthub_trainer_verl.agent_loop import InfraFailureError
-from agenthub_trainer_verl.config import VerlConfig
 from agenthub_trainer_verl.pools import close_pools
-from agenthub_trainer_verl.trainer import prepare
 
-from .conftest import TrailEngine, compose_verl
+from .conftest import TrailEngine, make_worker
 
 SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
-PROMPT_LENGTH, RESPONSE_LENGTH = 256, 512
-
-
-def make_worker(tmp_path: Path, model: Path, url: str, engine: TrailEngine, **settings: Any) -> tuple[Any, Any]:
-    """verl's agent-loop worker and dataset for a run that ``prepare`` wrote."""
-    config = VerlConfig(
-        env="trail",
-        model=str(model),
-        url=url,
-        max_tasks=4,
-        runs_dir=str(tmp_path / "runs"),
-        run_id="test",
-        n=2,
-        tasks_per_step=2,
-        gpus_per_node=1,
-        **{"prompt_length": PROMPT_LENGTH, "response_length": RESPONSE_LENGTH, **settings},
-    )
-    _store, launch, _files = prepare(config)
-    verl_config = compose_verl(launch.command[3:])
-    worker = AgentLoopWorker(verl_config, engine)
-    dataset = RLHFDataset(data_files=[str(launch.train_file)], tokenizer=worker.tokenizer, config=verl_config.data)
-    return worker, dataset
 
 
 async def run_sample(worker: Any, dataset: Any, index: int, *, meta_step: int = -1, **extra: Any) -> Any:

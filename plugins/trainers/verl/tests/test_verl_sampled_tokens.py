@@ -27,8 +27,7 @@ from verl.utils.dataset.rl_dataset import collate_fn
 
 from agenthub_trainer_verl.pools import close_pools
 
-from .conftest import SamplingEngine
-from .test_verl_agent_loop import make_worker
+from .conftest import SamplingEngine, make_worker
 
 MAX_TOKENS = 10  # short turns: many of them per episode, and the module stays quick
 STEPS = 2  # verl steps (batches) played: 4 tasks x rollout.n=2 episodes each
@@ -40,18 +39,6 @@ def model_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     return build_tiny_model(tmp_path_factory.mktemp(f"tiny-{request.param}"), template=request.param)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """The sampler's forward passes are too small to gain from intra-op threads; on a busy CPU their
-    spin-waiting makes each one many times slower (measured: 15x on 2 shared cores)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def trail_server_url() -> Iterator[str]:
     with LocalServer("trail") as server:
@@ -59,7 +46,9 @@ def trail_server_url() -> Iterator[str]:
 
 
 def engine_for(model_dir: Path, seed: int = 1) -> SamplingEngine:
-    sampler = ModelSampler(model_dir, seed=seed)  # stops at the model's eos, <|im_end|>, as vLLM would
+    # Stops at the model's eos, <|im_end|>, as vLLM would; samples on one torch thread (ModelSampler's
+    # default), as a tiny model's forward passes are many times slower on more of a busy machine's cores.
+    sampler = ModelSampler(model_dir, seed=seed, threads=1)
     return SamplingEngine(sampler)
 
 

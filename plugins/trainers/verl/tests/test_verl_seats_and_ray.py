@@ -2,59 +2,49 @@
 
 A multi-player episode runs through verl's real ``AgentLoopWorker`` as in test_verl_agent_loop.py, with a
 stand-in engine that places its mark in the first free cell; ``backend=ray`` starts the env servers on a
-one-node Ray started here, as the TRL test does."""
+one-node Ray started here (``agenthub.testing.one_node_ray``)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import torch
 import yaml
 from agenthub import ConfigError, LocalServer
 from agenthub.config import validate_config
-from verl.experimental.agent_loop.agent_loop import AgentLoopWorker, get_trajectory_info
-from verl.utils.dataset.rl_dataset import RLHFDataset
+from agenthub.testing import check_servers_on_one_node_ray
+from verl.experimental.agent_loop.agent_loop import get_trajectory_info
 
 from agenthub_trainer_verl.config import VerlConfig
 from agenthub_trainer_verl.launch import plan
 from agenthub_trainer_verl.loop_settings import LoopSettings
 from agenthub_trainer_verl.pools import close_pools
-from agenthub_trainer_verl.trainer import prepare, run_env_servers, task_rows_for
+from agenthub_trainer_verl.trainer import run_env_servers, task_rows_for
 
-from .conftest import compose_verl
+from .conftest import EngineDouble, small_run, worker_for
 
 SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
 
 
-class FirstFreeCell:
+class FirstFreeCell(EngineDouble):
     """Stand-in engine: reads the last board in the prompt and places its mark in the first free cell."""
 
     def __init__(self, tokenizer: Any) -> None:
+        super().__init__()
         self.tokenizer = tokenizer
-        self.calls = 0
 
-    async def generate(
-        self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **_: Any
-    ) -> Any:
-        from verl.workers.rollout.replica import TokenOutput
-
+    def answer(self, prompt_ids: list[int], params: dict[str, Any]) -> dict[str, Any]:
         text = self.tokenizer.decode(prompt_ids)
         board = text[text.rindex("The board:") :].split("Your move")[0].replace("The board:", "")
         cell = re.search(r"[1-9]", board)
         assert cell is not None
         end = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
         ids = [*self.tokenizer.encode(f"place {cell.group()}", add_special_tokens=False), end]
-        self.calls += 1
-        step = {"global_steps": 1, "min_global_steps": 1, "max_global_steps": 1}
-        return TokenOutput(
-            token_ids=ids, log_probs=[-0.1] * len(ids), stop_reason="completed", num_preempted=0, extra_fields=step
-        )
+        return {"token_ids": ids, "logprobs": [-0.1] * len(ids)}
 
 
 def test_seat_1_against_the_oracle_is_trained_on_seat_1s_episode_and_reward(
@@ -72,28 +62,22 @@ def test_seat_1_against_the_oracle_is_trained_on_seat_1s_episode_and_reward(
     monkeypatch.setattr(worker_shared, "seating", counted_seating)
     monkeypatch.setattr(worker_shared, "_seatings", {})
     with LocalServer("tictactoe") as server:
-        config = VerlConfig(
+        launch = small_run(
+            tmp_path,
+            tiny_model,
+            server.url,
             env="tictactoe",
-            model=str(tiny_model),
-            url=server.url,
             seat=1,
             opponent="oracle",
             max_tasks=2,
-            runs_dir=str(tmp_path / "runs"),
             run_id="ttt",
-            n=2,
-            tasks_per_step=2,
-            gpus_per_node=1,
             prompt_length=512,
             response_length=1024,
         )
-        _store, launch, _files = prepare(config)
         [entry] = yaml.safe_load(launch.loop_file.read_text())
         assert (entry["seat"], entry["opponent"]) == (1, "oracle")  # what every agent-loop worker reads
         engine = FirstFreeCell(tokenizer)
-        verl_config = compose_verl(launch.command[3:])
-        worker = AgentLoopWorker(verl_config, engine)
-        dataset = RLHFDataset(data_files=[str(launch.train_file)], tokenizer=worker.tokenizer, config=verl_config.data)
+        worker, dataset = worker_for(launch, engine)
         row = {k: v for k, v in dataset[0].items() if not isinstance(v, torch.Tensor)}
 
         async def samples() -> list[Any]:
@@ -110,7 +94,7 @@ def test_seat_1_against_the_oracle_is_trained_on_seat_1s_episode_and_reward(
     # O moving into the first free cell loses to the oracle's X: seat 1's return, not seat 0's +1
     assert [output.reward_score for output in outputs] == pytest.approx([-1.0, -1.0])
     assert all(output.extra_fields["agenthub_outcome"] == "failure" for output in outputs)
-    assert engine.calls >= 4  # seat 1's moves; the oracle's are not the engine's
+    assert len(engine.calls) >= 4  # seat 1's moves; the oracle's are not the engine's
     assert len(built) == 1 and built[0].opponent == "tictactoe-oracle"  # the worker's first episode built the opponent
 
 
@@ -147,26 +131,7 @@ def test_backend_keys_are_checked_with_the_settings() -> None:
         validate_config(VerlConfig, {"env": "trail", "address": "auto"})
 
 
-def test_backend_ray_places_the_env_servers_on_the_ray_nodes_for_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    ray = pytest.importorskip("ray")
-    monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
-    ray.init(
-        address="local", num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2
-    )
-    try:
-        node_ip = ray.util.get_node_ip_address()
-        with run_env_servers(VerlConfig(env="trail", backend="ray", capacity=4)) as servers:
-            assert servers is not None and servers.token
-            [url] = servers
-            assert url.startswith(f"http://{node_ip}:")
-            headers = {"Authorization": f"Bearer {servers.token}"}
-            assert httpx.get(f"{url}/v1/info", headers=headers).json()["name"] == "trail"
-        for _ in range(100):
-            if ray.available_resources().get("CPU") == 1.0:
-                break
-            time.sleep(0.1)
-        assert ray.available_resources().get("CPU") == 1.0  # stopped with the run
-    finally:
-        ray.shutdown()
+def test_backend_ray_places_the_env_servers_on_the_ray_nodes_for_the_run() -> None:
+    check_servers_on_one_node_ray(lambda: run_env_servers(VerlConfig(env="trail", backend="ray", capacity=4)), "trail")
     with run_env_servers(VerlConfig(env="trail")) as none:
         assert none is None  # backend=local: each agent-loop worker starts its own, as before
