@@ -20,6 +20,7 @@
   offline on a dry run; the horizon's longest limit), both in :func:`check_launch_over_horizon`;
 * :func:`gpu_framework_needs`: a GPU-only framework's needs, from its plugin's ``prerequisites`` module;
 * :func:`prerequisite_tests`: the test class that checks a trainer's install recipe against its imports;
+  :func:`check_cpu_flag`, its check that the plugin's pyproject and spec agree on training on a CPU;
 * :func:`preflight`, :func:`print_dry_run_checks`, :func:`env_servers`, :func:`recorded_run`:
   the lifecycle around a framework: checks before it starts, env servers while it runs (here, or
   with ``backend=ray`` on a Ray cluster's nodes),
@@ -52,7 +53,7 @@ from agenthub.training.lifecycle import (
     print_framework_problems,
     recorded_run,
 )
-from agenthub.training.prerequisite_tests import prerequisite_tests
+from agenthub.training.prerequisite_tests import check_cpu_flag, prerequisite_tests
 from agenthub.training.prerequisites import (
     FrameworkMissing,
     FrameworkNeeds,
@@ -92,6 +93,7 @@ __all__ = [
     "StepOutcomeLog",
     "StepWarnings",
     "TokenLimits",
+    "check_cpu_flag",
     "check_framework",
     "check_launch",
     "check_launch_over_horizon",

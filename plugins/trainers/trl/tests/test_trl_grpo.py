@@ -14,6 +14,7 @@ import pytest
 import torch
 from agenthub import ConfigError, Outcome, Trajectory
 from agenthub.rollout import RunStore
+from agenthub.testing import one_node_ray, ray_cpus_back
 from agenthub.testing import run_cli as main
 
 from agenthub_trainer_trl.config import TrlConfig
@@ -214,19 +215,15 @@ def test_a_run_from_before_a_new_setting_resumes_with_its_default(tmp_path: Path
 def test_backend_ray_plays_the_steps_episodes_on_env_servers_that_ray_placed(tmp_path: Path) -> None:
     """The policy stays in this process; `backend=ray` sends only the env servers out, to a one-node
     Ray started here (a cluster's nodes are tested in the root suite, tests/rollout/test_ray_cluster.py)."""
-    ray = pytest.importorskip("ray")
     pools: list[Any] = []
 
     def remember_pool(trainer: Any) -> None:  # the pool the run's rollout plays through
         pools.append(trainer.rollout_func.pool)
 
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024**2)
-    try:
+    with one_node_ray() as ray:
         settings = {**SMALL, "steps": 1, "runs_dir": str(tmp_path), "run_id": "ray", "backend": "ray"}
         assert run_grpo(TrlConfig.model_validate(settings), on_trainer=remember_pool) == 0
-        released = ray.available_resources().get("CPU")
-    finally:
-        ray.shutdown()
+        released = ray_cpus_back(ray)
     stored = trajectories(tmp_path / "ray")
     assert len(stored) == 2 * 2 and all(t.outcome is not Outcome.ENV_ERROR for t in stored)
     [pool] = pools

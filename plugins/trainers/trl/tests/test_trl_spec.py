@@ -4,7 +4,7 @@ to suggest it where a GPU-only trainer is refused)."""
 from __future__ import annotations
 
 from agenthub import get_plugin_host
-from agenthub.training.prerequisite_tests import check_cpu_flag
+from agenthub.training import check_cpu_flag
 
 import agenthub_trainer_trl
 
