@@ -99,16 +99,27 @@ def _jsonable(value: Any) -> Any:
     return value if isinstance(value, bool | int | float | str | type(None)) else str(value)
 
 
-def code_fingerprint(paths: list[str], root: Path = ROOT) -> str | None:
+FINGERPRINT_VERSION = 2
+"""How :func:`code_fingerprint` chooses files: 1 hashed every file under the paths, tests included, so a test
+edited in a plugin made its results stale; 2 leaves out test files (a ``tests`` folder, ``test_*.py``,
+``conftest.py``), which no figure depends on. A block records its version; one without it is read as 1."""
+
+
+def is_test_file(path: str) -> bool:
+    parts = path.split("/")
+    return "tests" in parts[:-1] or parts[-1].startswith("test_") or parts[-1] == "conftest.py"
+
+
+def code_fingerprint(paths: list[str], root: Path = ROOT, *, version: int = FINGERPRINT_VERSION) -> str | None:
     """A hash of the files under ``paths`` as they are on disk (tracked and new, not ignored); None outside git.
 
     It names the code itself, not a commit: a result measured on uncommitted changes is still current
-    once those changes are committed as they were.
+    once those changes are committed as they were. From ``version`` 2 test files are left out.
     """
     listed = _git("ls-files", "--cached", "--others", "--exclude-standard", "--", *paths, root=root)
     if listed is None:
         return None
-    files = sorted({f for f in listed.splitlines() if (root / f).is_file()})
+    files = sorted({f for f in listed.splitlines() if (root / f).is_file() and (version < 2 or not is_test_file(f))})
     if not files:
         return hashlib.sha256(b"").hexdigest()[:16]
     try:
@@ -142,6 +153,7 @@ def provenance(
         "load_average_end": [round(x, 2) for x in os.getloadavg()],
         "measures": paths,
         "code": code,
+        "fingerprint": FINGERPRINT_VERSION,
         # Another engineer's edit (or a rebase) mid-run: the figures describe neither version.
         "code_changed_during_run": at_start is not None and at_start != code,
         "settings": settings_of(settings),
@@ -196,7 +208,7 @@ def freshness(name: str, result: Mapping[str, Any], root: Path = ROOT) -> Freshn
     if block["digest"] != digest(result):
         return Freshness("stale", recorded, f"edited after its script wrote it (the digest differs): {rerun}")
     paths = list(block.get("measures") or measured_paths(name))
-    now = code_fingerprint(paths, root)
+    now = code_fingerprint(paths, root, version=int(block.get("fingerprint", 1)))
     if now != block["code"]:
         return Freshness("stale", recorded, f"the measured code ({', '.join(paths)}) changed since: {rerun}")
     return Freshness("current", recorded, "the measured code is as it was measured")

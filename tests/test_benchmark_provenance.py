@@ -147,6 +147,7 @@ def measured_in(repo: Path) -> dict[str, Any]:
         "finished": "2026-01-01T00:01:00+00:00", "load_average_start": [0.5, 0.5, 0.5],
         "load_average_end": [0.6, 0.5, 0.5], "measures": paths, "settings": {},
         "code": provenance.code_fingerprint(paths, repo), "digest": provenance.digest(body),
+        "fingerprint": provenance.FINGERPRINT_VERSION,
     }  # fmt: skip
     return {**body, "provenance": block}
 
@@ -159,6 +160,22 @@ def test_a_result_is_stale_once_the_code_it_measured_changes_and_not_before(repo
     (repo / "core" / "server.py").write_text("v2")  # uncommitted: the code on disk is what counts
     stale = provenance.freshness("speed", result, root=repo)
     assert stale.state == "stale" and "changed since" in stale.detail
+
+
+def test_a_test_file_under_the_measured_code_does_not_make_a_result_stale(repo: Path) -> None:
+    (repo / "core" / "tests").mkdir()
+    (repo / "core" / "tests" / "test_server.py").write_text("v1")
+    result = measured_in(repo)
+    for path in ("core/tests/test_server.py", "core/tests/helpers.py", "core/conftest.py", "core/test_x.py"):
+        (repo / path).write_text("edited")
+        assert provenance.freshness("speed", result, root=repo).state == "current", path
+    old_block = {**result["provenance"], "code": provenance.code_fingerprint(["benchmarks/speed.py", "core"], repo,
+                                                                            version=1)}  # fmt: skip
+    del old_block["fingerprint"]  # a block written before version 2 is read as version 1: tests count there
+    old = {**result, "provenance": old_block}
+    assert provenance.freshness("speed", old, root=repo).state == "current"
+    (repo / "core" / "tests" / "test_server.py").write_text("edited again")
+    assert provenance.freshness("speed", old, root=repo).state == "stale"
 
 
 def test_a_result_measured_on_uncommitted_changes_stays_current_once_they_are_committed(repo: Path) -> None:
