@@ -42,15 +42,16 @@ def measure(cycles: int, every: int) -> dict[str, Any]:
     splits = spec.resolved_splits()
     ids = splits[next(iter(splits))].first(TASKS)
     env: Any = spec.make()
-    jvm = env.jvm  # the plugin's ScienceWorldJVM: its py4j gateway and process
-    runtime = jvm.gateway.jvm.java.lang.Runtime.getRuntime()
-    process = psutil.Process(jvm.pid)
 
     def sample(cycle: int) -> dict[str, float]:
+        # The instance's JVM now: the plugin recycles a JVM after so many resets, and the instance moves on.
+        jvm = env.jvm  # the plugin's ScienceWorldJVM: its py4j gateway and process
         for _ in range(2):  # a second collection catches what the first one's finalizers freed
             jvm.gateway.jvm.java.lang.System.gc()
+        runtime = jvm.gateway.jvm.java.lang.Runtime.getRuntime()
         total, free = int(runtime.totalMemory()), int(runtime.freeMemory())
-        return {"cycle": cycle, "live_heap": total - free, "committed_heap": total, "rss": process.memory_info().rss}
+        rss = psutil.Process(jvm.pid).memory_info().rss
+        return {"cycle": cycle, "live_heap": total - free, "committed_heap": total, "rss": rss, "jvm_pid": jvm.pid}
 
     started = time.perf_counter()
     try:
@@ -70,6 +71,7 @@ def measure(cycles: int, every: int) -> dict[str, Any]:
         "cycles": cycles,
         "distinct_tasks": len(ids),
         "resets_per_s": cycles / wall,
+        "jvm_processes": len({s["jvm_pid"] for s in samples}),  # more than 1: the plugin recycled its JVM
         "samples_mib": {key: [[c, v / MIB] for c, v in series(key)] for key in ("live_heap", "committed_heap", "rss")},
         "live_heap": quarter_growth(series("live_heap")),
         "rss": quarter_growth(series("rss")),
