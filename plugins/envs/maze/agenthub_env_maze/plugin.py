@@ -28,8 +28,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             default_max_turns=50,
             description="LMRL-Gym's maze (AgentGym): reach the goal with move up/down/left/right.",
             oracle="maze-oracle",
-            # benchmarks/env_plugins.py measured rss_0_mib 53.96, per_session_kib 1.875 (rounded up)
-            footprint=Footprint(54.0, 0.01, source="benchmarks/results/env_plugins.json"),
+            # benchmarks/env_plugins.py measured rss_0_mib 69.77, per_session_kib 1.5 after 202 resets (rounded up)
+            footprint=Footprint(70.5, 0.01, source="benchmarks/results/env_plugins.json"),
             # benchmarks/results/agentgym_recipe.json: 5 seeds, test success 0.146 -> 0.218 on average.
             cpu_recipe=(
                 "examples/agentgym_recipe (SFT on the oracle's wins, then GRPO) gains 0.07 test success on average, "

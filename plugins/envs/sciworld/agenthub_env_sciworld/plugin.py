@@ -36,9 +36,10 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             version=__version__,
             oracle="sciworld-oracle",
             # Sessions are packed 8 to a shared JVM, so a session costs its share of a whole packed JVM: the packed
-            # per_session_rss_mib, 30.62, of benchmarks/results/sciworld_packing.json (benchmarks/sciworld_packing.py);
-            # the idle server's rss_0_mib, 218.84, of benchmarks/results/env_plugins.json. Rounded up.
-            footprint=Footprint(219.0, 31.0, source="env_plugins.json (base), sciworld_packing.json (per session)"),
+            # per_session_rss_mib, 35.63 after 200 resets, of benchmarks/results/sciworld_packing.json
+            # (benchmarks/sciworld_packing.py); the idle server's rss_0_mib, 231.70 after 200 resets, of
+            # benchmarks/results/env_plugins.json. Rounded up.
+            footprint=Footprint(232.5, 36.0, source="env_plugins.json (base), sciworld_packing.json (per session)"),
             service_defaults=SERVICE_DEFAULTS,
             max_action_chars=MAX_ACTION_CHARS,
         )
