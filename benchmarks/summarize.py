@@ -626,6 +626,12 @@ def jvm_heap_lines(heap: Json | None) -> list[str]:
         reading = "the live heap grows: objects are kept alive across resets (a leak in the simulator or py4j)"
     else:
         reading = "neither grows"
+    jvms = heap.get("jvm_processes", 1)
+    if jvms > 1:  # the plugin recycles a JVM after so many resets: resident size restarts with each new one
+        reading += (
+            f"; the instance was served by {jvms} JVMs in turn (the plugin recycles one after so many resets), "
+            "so the resident size is bounded by the recycling, and the live heap is the reading of a leak"
+        )
     return [
         "",
         f"- {heap['env']}'s JVM from the inside (`benchmarks/jvm_heap.py`: one instance reset "
