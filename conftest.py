@@ -79,7 +79,8 @@ MARKED_BY_NODE_ID = {
 # Tests that build the tiny model, which needs torch. torch's CPU build is pinned for Python 3.11; CI's jobs on
 # 3.12 and 3.13 run without it (PyPI would give a CUDA build of several GB), so there these are skipped.
 NEEDS_TORCH = re.compile(
-    r"tests/(testing/test_model_sampler\.py|training/test_launch_check|training/test_trainer_glue\.py::test_(the_tiny_model|a_model_not_on_disk))"
+    r"tests/(testing/test_model_sampler\.py|training/test_launch_check|training/test_trainer_glue\.py::test_(the_tiny_model|a_model_not_on_disk)"
+    r"|training/test_trainer_parts\.py::test_the_launch_checks_play_to_the_horizons_longest_limit)"
 )
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 

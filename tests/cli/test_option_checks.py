@@ -184,9 +184,12 @@ def test_the_random_agent_is_refused_on_an_env_that_lists_no_actions() -> None:
         with pytest.raises(ConfigError) as refused:
             asyncio.run(_probe(server.url, "wordle", RandomAgent()))
         asyncio.run(_probe(server.url, "wordle", object()))  # an agent that writes actions is let through
+    host = get_plugin_host()  # the agents installed here that write actions (the hf agent needs torch)
+    writers = ", ".join(f"agent={name}" for name in host.agents.names() if host.agents.get(name).writes_actions)
+    assert writers and "agent=openai" in writers
     assert str(refused.value) == (
         "agent 'random' picks among the env's available_actions, and env 'wordle' gives none; use an agent that "
-        "writes actions (agent=hf, agent=openai or the env's oracle 'wordle-oracle' (agent=oracle))"
+        f"writes actions ({writers} or the env's oracle 'wordle-oracle' (agent=oracle))"
     )
 
 
