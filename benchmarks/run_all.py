@@ -279,7 +279,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.settle_load is None and not args.quick:
         args.settle_load = 2.0
     if args.list and args.out is None:  # nothing is written: no temp dir to leave behind
-        args.out = Path(tempfile.gettempdir()) / "agenthub-bench-all-XXXX" if args.quick else RESULTS
+        args.out = Path(tempfile.gettempdir()) / "agenthub-bench-all-(a new folder)" if args.quick else RESULTS
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix="agenthub-bench-all-")) if args.quick else RESULTS
     if args.docs is None:

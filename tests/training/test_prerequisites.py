@@ -53,31 +53,32 @@ def test_without_a_gpu_every_missing_piece_is_named_once_with_what_to_do(trainer
     assert "--dry-run" in message and "to train on a CPU, use trainer=tinyrl." in message
 
 
+def refusal_with_no_trainer_installed() -> str:
+    """check_framework's refusal on a machine without a GPU, where no trainer plugin is installed."""
+    set_plugin_host(PluginHost(load_entry_points=False))
+    try:
+        with pytest.raises(FrameworkMissing) as refused:
+            check_framework(NEEDS, gpu=False)
+    finally:
+        set_plugin_host(None)
+    return str(refused.value)
+
+
 def test_with_no_cpu_trainer_installed_the_refusal_names_the_first_party_ones_to_install() -> None:
     """The first-party catalogue (package data, from the trainers' pyprojects) names them, not core's code."""
     shipped = shipped_cpu_trainers()
     assert shipped == cpu_trainers_in_checkout(ROOT / "plugins") and shipped, "regenerate first_party_plugins.toml"
-    set_plugin_host(PluginHost(load_entry_points=False))
-    try:
-        with pytest.raises(FrameworkMissing) as refused:
-            check_framework(NEEDS, gpu=False)
-    finally:
-        set_plugin_host(None)
+    message = refusal_with_no_trainer_installed()
     for name in shipped:
-        assert f"`agenthub install trainer-{name} --variant cpu`" in str(refused.value)
-        assert f"trainer={name}" in str(refused.value)
+        assert f"`agenthub install trainer-{name} --variant cpu`" in message
+        assert f"trainer={name}" in message
 
 
 def test_with_no_cpu_trainer_known_at_all_the_refusal_says_what_one_is(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(plugin_catalogue, "shipped_cpu_trainers", list)  # a core built without the catalogue
-    set_plugin_host(PluginHost(load_entry_points=False))
-    try:
-        with pytest.raises(FrameworkMissing) as refused:
-            check_framework(NEEDS, gpu=False)
-    finally:
-        set_plugin_host(None)
-    assert "no other trainer installed here trains on a CPU" in str(refused.value)
-    assert "install a trainer plugin that does (its TrainerSpec sets trains_on_cpu)" in str(refused.value)
+    message = refusal_with_no_trainer_installed()
+    assert "no other trainer installed here trains on a CPU" in message
+    assert "install a trainer plugin that does (its TrainerSpec sets trains_on_cpu)" in message
 
 
 def test_with_a_gpu_its_modules_are_checked_too_and_the_gpu_variant_is_named() -> None:

@@ -9,6 +9,7 @@ late, or never (Ray waits for one).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -33,28 +34,19 @@ def _nothing_to_refuse(settings: BaseModel) -> None:
     return None
 
 
+@dataclass(frozen=True)
 class FrameworkTrainer(Generic[SettingsT]):
     """``run(config, dry_run)`` as the ``Trainer`` protocol asks, from a trainer's parts: its settings' model,
     what its framework needs on this machine, its launch checks, its dry run (prints; 0, or raises when the
     checks refuse) and its launch (the framework's exit code); ``refuse_misfits`` raises for settings that
     do not fit the env (an unknown env, seats it lacks), before a dry run too."""
 
-    def __init__(
-        self,
-        settings_type: type[SettingsT],
-        framework_needs: Callable[[SettingsT], FrameworkNeeds],
-        launch_checks: LaunchChecks[SettingsT],
-        print_dry_run: Callable[[SettingsT], int],
-        launch: Callable[[SettingsT], int],
-        *,
-        refuse_misfits: Callable[[SettingsT], None] = _nothing_to_refuse,
-    ) -> None:
-        self.settings_type = settings_type
-        self.framework_needs = framework_needs
-        self.launch_checks = launch_checks
-        self.print_dry_run = print_dry_run
-        self.launch = launch
-        self.refuse_misfits = refuse_misfits
+    settings_type: type[SettingsT]
+    framework_needs: Callable[[SettingsT], FrameworkNeeds]
+    launch_checks: LaunchChecks[SettingsT]
+    print_dry_run: Callable[[SettingsT], int]
+    launch: Callable[[SettingsT], int]
+    refuse_misfits: Callable[[SettingsT], None] = field(default=_nothing_to_refuse, kw_only=True)
 
     def run(self, config: Mapping[str, Any], *, dry_run: bool = False) -> int:
         settings = validate_config(self.settings_type, config)

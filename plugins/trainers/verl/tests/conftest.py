@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import os
 import re
 from collections.abc import Iterator
@@ -37,7 +38,7 @@ def trail_url() -> Iterator[str]:
         yield server.url
 
 
-class EngineDouble:
+class EngineDouble(abc.ABC):
     """verl's server-manager interface, for the doubles of its GPU engine (vLLM/SGLang cannot run here).
 
     ``generate(request_id, prompt_ids=..., sampling_params=...)`` answers with verl's own ``TokenOutput``:
@@ -50,9 +51,9 @@ class EngineDouble:
         self.global_steps = global_steps
         self.calls: list[dict[str, Any]] = []
 
+    @abc.abstractmethod
     def answer(self, prompt_ids: list[int], params: dict[str, Any]) -> dict[str, Any]:
         """``token_ids`` and ``logprobs`` (None when not asked for) for a prompt, and what else to record."""
-        raise NotImplementedError
 
     async def generate(
         self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **_: Any
