@@ -21,6 +21,31 @@ from typing import Any
 from agenthub.rollout import Generation, SamplingParams
 
 
+class NonFiniteScoresError(RuntimeError):
+    """The policy's next-token scores hold NaN or +inf, or rule out every token: nothing can be sampled."""
+
+
+def reject_non_finite_scores(input_ids: Any, scores: Any) -> Any:
+    """A ``generate`` logits processor that stops before sampling from scores that cannot be sampled from.
+
+    Without it, CUDA's sampler fails on a device-side assert that leaves the GPU unusable for the rest of the
+    process, with a message that does not name the cause. Tokens ruled out (-inf, e.g. by top-p) are fine
+    as long as one remains.
+    """
+    import torch
+
+    unsampleable = scores.isnan().any(dim=-1) | scores.isposinf().any(dim=-1) | scores.isneginf().all(dim=-1)
+    if bool(unsampleable.any()):
+        rows = torch.nonzero(unsampleable).flatten().tolist()
+        raise NonFiniteScoresError(
+            f"the model's next-token scores are NaN, +inf or all -inf in {len(rows)} of {scores.shape[0]} "
+            f"batch rows (e.g. row {rows[0]}), so no token can be sampled. The weights or activations overflowed: "
+            "on a GPU, TRL trains in bf16 mixed precision by default, which a small model trained from scratch "
+            "can overflow; set trl.bf16=false to train in float32, or lower learning_rate"
+        )
+    return scores
+
+
 @dataclass
 class _Request:
     prompt_ids: list[int]
@@ -110,7 +135,7 @@ class ModelGenerator(_Batcher):
 
     def sample(self, requests: list[_Request]) -> list[Generation]:
         import torch
-        from transformers import GenerationConfig
+        from transformers import GenerationConfig, LogitsProcessorList
 
         model = self.model()
         temperature, top_p = requests[0].sampling.temperature, requests[0].sampling.top_p
@@ -136,7 +161,10 @@ class ModelGenerator(_Batcher):
                 input_ids = torch.tensor(rows, dtype=torch.long, device=model.device)
                 attention_mask = torch.tensor(masks, dtype=torch.long, device=model.device)
                 out = model.generate(
-                    input_ids=input_ids, attention_mask=attention_mask, generation_config=GenerationConfig(**settings)
+                    input_ids=input_ids,
+                    attention_mask=attention_mask,
+                    generation_config=GenerationConfig(**settings),
+                    logits_processor=LogitsProcessorList([reject_non_finite_scores]),
                 )
                 new_tokens = out.sequences[:, width:]
                 scores = torch.stack(out.scores, dim=1).float()  # (batch, new tokens, vocab), as sampled from

@@ -12,7 +12,13 @@ from agenthub.rollout import Generation, SamplingParams
 from agenthub.testing import build_tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from agenthub_trainer_trl.generate import ModelGenerator, cut_at_stop, sampled_logprobs
+from agenthub_trainer_trl.generate import (
+    ModelGenerator,
+    NonFiniteScoresError,
+    cut_at_stop,
+    reject_non_finite_scores,
+    sampled_logprobs,
+)
 from agenthub_trainer_trl.rollout import rollout_batch
 
 
@@ -90,3 +96,32 @@ def test_the_rollout_answer_masks_env_tokens_and_never_trains_on_infra_failures(
     assert batch["env_mask"] == [[1, 1, 0, 0, 1], [0, 0, 0, 0, 0], [0]]
     assert batch["env_reward"] == [1.0, None, None] and batch["success"] == [1.0, None, None]
     assert batch["logprobs"][0] == [-0.1, -0.2, 0.0, 0.0, -0.3] and batch["max_turns"] == [3, 3, 3]
+
+
+def test_scores_that_cannot_be_sampled_stop_generation_with_the_cause_and_the_cure(tmp_path: Any) -> None:
+    path = build_tiny_model(tmp_path / "model", seed=2)
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    with torch.no_grad():  # as weights overflowed by a bf16 step would be
+        model.get_output_embeddings().weight.fill_(float("nan"))
+    generator = ModelGenerator(
+        lambda: model, pad_token_id=tokenizer.pad_token_id, stop_token_ids=[tokenizer.eos_token_id]
+    )
+    with pytest.raises(NonFiniteScoresError, match=r"trl\.bf16=false"):
+        asyncio.run(generator(tokenizer.encode("guess 3"), SamplingParams(max_tokens=3)))
+
+
+def test_tokens_ruled_out_by_top_p_are_not_taken_for_overflow(tiny: tuple[Any, Any]) -> None:
+    model, tokenizer = tiny
+    generator = ModelGenerator(
+        lambda: model, pad_token_id=tokenizer.pad_token_id, stop_token_ids=[tokenizer.eos_token_id]
+    )
+    result = asyncio.run(generator(tokenizer.encode("guess 3"), SamplingParams(max_tokens=4, top_p=0.3)))
+    assert 1 <= len(result.token_ids) <= 4
+    assert all(lp <= 0.0 for lp in result.logprobs)
+
+
+def test_the_overflow_check_rejects_rows_with_no_token_left() -> None:
+    scores = torch.tensor([[0.0, float("-inf")], [float("-inf"), float("-inf")]])
+    with pytest.raises(NonFiniteScoresError, match="1 of 2 batch rows"):
+        reject_non_finite_scores(None, scores)
+    assert reject_non_finite_scores(None, scores[:1]) is not None
