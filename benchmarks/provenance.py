@@ -35,6 +35,7 @@ REQUIRED = ("commit", "started", "finished", "load_average_start", "load_average
 MEASURED_CODE: dict[str, tuple[str, ...]] = {
     "action_parsing": ("core/agenthub/builtin", "core/agenthub/testing/hostile_text.py", "plugins/envs"),
     "agentgym_recipe": ("examples/agentgym_recipe", "plugins/trainers/trl", "core/agenthub/rollout"),
+    "device_times": ("benchmarks/device_times.py", "examples/agentgym_recipe"),
     "env_client_transports": ("core/agenthub/service/client.py",),
     "env_plugins": ("plugins/envs", "core/agenthub/service"),
     "executor_scaling": (
@@ -99,10 +100,11 @@ def _jsonable(value: Any) -> Any:
     return value if isinstance(value, bool | int | float | str | type(None)) else str(value)
 
 
-FINGERPRINT_VERSION = 2
+FINGERPRINT_VERSION = 3
 """How :func:`code_fingerprint` chooses files: 1 hashed every file under the paths, tests included, so a test
 edited in a plugin made its results stale; 2 leaves out test files (a ``tests`` folder, ``test_*.py``,
-``conftest.py``), which no figure depends on. A block records its version; one without it is read as 1."""
+``conftest.py``), which no figure depends on; 3 also leaves out Markdown (a plugin's README quoting a
+result made that result stale). A block records its version; one without it is read as 1."""
 
 
 def is_test_file(path: str) -> bool:
@@ -110,16 +112,27 @@ def is_test_file(path: str) -> bool:
     return "tests" in parts[:-1] or parts[-1].startswith("test_") or parts[-1] == "conftest.py"
 
 
+def is_prose(path: str) -> bool:
+    return path.endswith(".md")
+
+
+def counts_as_code(path: str, version: int) -> bool:
+    """Whether a file under a result's measured paths is part of its fingerprint, by fingerprint version."""
+    if version >= 2 and is_test_file(path):
+        return False
+    return not (version >= 3 and is_prose(path))
+
+
 def code_fingerprint(paths: list[str], root: Path = ROOT, *, version: int = FINGERPRINT_VERSION) -> str | None:
     """A hash of the files under ``paths`` as they are on disk (tracked and new, not ignored); None outside git.
 
     It names the code itself, not a commit: a result measured on uncommitted changes is still current
-    once those changes are committed as they were. From ``version`` 2 test files are left out.
+    once those changes are committed as they were. From ``version`` 2 test files are left out, from 3 Markdown.
     """
     listed = _git("ls-files", "--cached", "--others", "--exclude-standard", "--", *paths, root=root)
     if listed is None:
         return None
-    files = sorted({f for f in listed.splitlines() if (root / f).is_file() and (version < 2 or not is_test_file(f))})
+    files = sorted({f for f in listed.splitlines() if (root / f).is_file() and counts_as_code(f, version)})
     if not files:
         return hashlib.sha256(b"").hexdigest()[:16]
     try:

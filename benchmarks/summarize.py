@@ -1036,6 +1036,84 @@ def webarena_cycle_reading(cycles: Json, by_open: list[Json]) -> list[str]:
     return lines
 
 
+def speedup_lines(machines: list[Json]) -> list[str]:
+    """Each GPU row's time against the CPU row's, for the main job's training and the recipe."""
+    cpu = next((m for m in machines if m["device"].startswith("CPU")), None)
+    if cpu is None:
+        return []
+    lines = []
+    for m in machines:
+        if m is cpu:
+            continue
+        train = cpu["main_job"]["train_s"] / m["main_job"]["train_s"]
+        recipe = cpu["recipe"]["total_s"] / m["recipe"]["total_s"]
+        lines.append(
+            f"{m['device']} against the CPU: the main job's training {train:.2f}x as fast, the recipe "
+            f"{recipe:.2f}x (SFT {cpu['recipe']['stages_s']['sft'] / m['recipe']['stages_s']['sft']:.2f}x, GRPO "
+            f"{cpu['recipe']['stages_s']['grpo'] / m['recipe']['stages_s']['grpo']:.2f}x). The default's tiny model "
+            "is too small for the GPU to shorten its matrix work much; what is left is CPU work (the episodes' "
+            "env steps and tokenizing), on CPUs that were shared there (below)."
+        )
+    return [*lines, ""] if lines else []
+
+
+def device_times_section(times: Json | None) -> list[str]:
+    """``device_times.py``: the README's main job and one recipe seed, on each machine they ran on."""
+    lines = ["## 12. CPU and GPU: the main job and the recipe", ""]
+    if times is None:
+        return [*lines, "Not measured: device_times.json is missing.", ""]
+    machines = times["machines"]
+    stages = ["oracle", "sft", "test-sft", "grpo", "test-grpo"]
+    rows = []
+    for m in machines:
+        main, recipe = m["main_job"], m["recipe"]
+        rows.append(
+            [
+                m["device"] if m["device"].startswith("CPU") else f"{m['device']} ({m['cpus']} CPUs)",
+                m["commit"][:10],
+                m["measured"].split(" to ")[0][:16].replace("T", " "),
+                f"{main['train_s']:.0f} s",
+                f"{main['wall_s']:.0f} s",
+                f"{main['test_success']:.2f}",
+                *(f"{recipe['stages_s'].get(stage, 0.0):.0f} s" for stage in stages),
+                f"{recipe['total_s'] / 60:.1f} min",
+                f"{recipe['test_sft']:.3f} -> {recipe['test_grpo']:.3f}",
+            ]
+        )
+    lines += [
+        f"`python benchmarks/device_times.py run` on each machine, then `record` (measured "
+        f"{result_date(times)}{stale_note('device_times', times)}). Each row names the commit it ran: the trainer "
+        "code a row measured may be older than this page's. The main job is `agenthub run trainer=trl env=trail` "
+        "(training time, then the whole command with its test-split score over 256 episodes); the recipe is "
+        "`examples/agentgym_recipe/run.py seed=0`, each stage's wall time:",
+        "",
+        *table(
+            [
+                "machine",
+                "commit",
+                "when (UTC)",
+                "main job: training",
+                "main job: whole",
+                "test success",
+                *(f"recipe: {stage}" for stage in stages),
+                "recipe: total",
+                "recipe: test success, SFT -> GRPO",
+            ],
+            rows,
+        ),
+        "",
+        *speedup_lines(machines),
+        "The GPU rows are what calls of a lent machine brought back (`benchmarks/results/device_times/`, with the "
+        "scripts that made them), run while that machine's CPU cores also ran `trl_seeds.py` sweeps, so its "
+        "env servers and evals shared the CPUs. There, with TRL's default bf16 mixed precision on a GPU, the "
+        "recipe's GRPO stage failed at step 16 on scores that were NaN (`recipe-bf16-crash.log`); the recipe now "
+        "trains GRPO in float32 (`trl.bf16: false` in `maze.yaml`), and a model whose scores cannot be sampled "
+        "from stops with that cause and cure instead of CUDA's device-side assert.",
+        "",
+    ]
+    return lines
+
+
 def serve_workers_section(workers: Json | None) -> list[str]:
     """``agenthub serve workers=N`` against one worker, from interleaved rounds (benchmarks/serve_workers.py)."""
     lines = ["## 11. Env service: `agenthub serve workers=N` against one worker", ""]
@@ -1226,6 +1304,7 @@ def render(results: Path, docs: Path) -> str:
         *ray_scaling_section(results, docs),
         *action_parsing_section(results, docs),
         *serve_workers_section(load(results, "serve_workers.json")),
+        *device_times_section(load(results, "device_times.json")),
         *runs_section(run),
     ]
     return "\n".join(lines).rstrip() + "\n"

@@ -178,6 +178,19 @@ def test_a_test_file_under_the_measured_code_does_not_make_a_result_stale(repo: 
     assert provenance.freshness("speed", old, root=repo).state == "stale"
 
 
+def test_a_readme_under_the_measured_code_does_not_make_a_result_stale_from_version_3(repo: Path) -> None:
+    (repo / "core" / "README.md").write_text("measured: 17 of 20")
+    result = measured_in(repo)
+    (repo / "core" / "README.md").write_text("measured: 20 of 20, and why")
+    assert provenance.freshness("speed", result, root=repo).state == "current"
+    old_block = {**result["provenance"], "fingerprint": 2}  # written by version 2: Markdown counted there
+    old_block["code"] = provenance.code_fingerprint(["benchmarks/speed.py", "core"], repo, version=2)
+    old = {**result, "provenance": old_block}
+    assert provenance.freshness("speed", old, root=repo).state == "current"
+    (repo / "core" / "README.md").write_text("edited again")
+    assert provenance.freshness("speed", old, root=repo).state == "stale"
+
+
 def test_a_result_measured_on_uncommitted_changes_stays_current_once_they_are_committed(repo: Path) -> None:
     (repo / "core" / "server.py").write_text("v2")
     result = measured_in(repo)
