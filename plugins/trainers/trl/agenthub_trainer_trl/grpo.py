@@ -85,9 +85,9 @@ def grpo_settings(config: TrlConfig, output_dir: Path) -> dict[str, Any]:
         "gradient_accumulation_steps": 1,
         "num_generations": config.num_generations,
         "learning_rate": config.learning_rate,
-        # Linear decay to 0 by the last step: at a constant rate, 3 of 20 seeds of the default run fell back or
-        # stalled late (benchmarks/trl_seeds.py measures it; docs/benchmarks.md has the per-seed table).
-        "lr_scheduler_type": "linear",
+        # Constant: a linear decay to 0 was tried over 2 x 20 seeds and ended fewer runs at >= 0.95 (late
+        # steps too small to sharpen a slow run); benchmarks/results/lr_schedule_sweeps/README.md.
+        "lr_scheduler_type": "constant",
         "beta": config.beta,
         "scale_rewards": config.scale_rewards,
         "entropy_coef": config.entropy_coef,
