@@ -13,6 +13,7 @@ from agenthub import Outcome, Task, Trajectory
 from agenthub.cli.eval_command import spread
 from agenthub.evaluation import default_ks, evaluate, pass_at_k
 from agenthub.option_checks import option_aliases
+from agenthub.testing import default_sigint
 
 
 @pytest.mark.parametrize(
@@ -166,7 +167,9 @@ def test_a_stopped_eval_is_recorded_as_interrupted_with_its_resume_line(tmp_path
 
     command = [sys.executable, "-m", "agenthub", "eval", "env=guess", "agent=random", "n=10", "k=5000"]
     command += ["concurrency=1", "progress=false", f"runs_dir={tmp_path}", "run_id=stopped"]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
+    )
     trajectories = tmp_path / "stopped" / "trajectories.jsonl"
     deadline = time.monotonic() + 120
     while not (trajectories.exists() and trajectories.stat().st_size > 0):

@@ -14,6 +14,7 @@ import pytest
 
 from agenthub import ServerStartError
 from agenthub.rollout import RunStore
+from agenthub.testing import default_sigint
 from agenthub.training import (
     Finding,
     FrameworkMissing,
@@ -160,7 +161,9 @@ def test_sigterm_and_sigint_end_a_real_run_as_interrupted_at_once_with_the_resum
     tmp_path: Path, signum: int, where: str
 ) -> None:
     command = [sys.executable, "-c", _CHILD, str(tmp_path), where]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
+    ) as child:
         assert child.stdout is not None and child.stdout.readline().strip() == "running"
         time.sleep(0.2)  # into the sleep (and, async, the event loop's wait)
         sent = time.monotonic()

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from agenthub.testing.pytest_plugin import conformance_tests
     from agenthub.testing.ray_servers import check_servers_on_one_node_ray, one_node_ray, ray_cpus_back
     from agenthub.testing.schema_fuzz import REQUIRED_CHECKS, FuzzResult, fuzz_server
+    from agenthub.testing.signals import default_sigint
     from agenthub.testing.time_bounds import ANOTHER_PROCESS_WALL_S, MEGABYTE_PARSE_CPU_S, cpu_seconds_at_most
     from agenthub.testing.tiny_model import build_tiny_model
     from agenthub.testing.tiny_tokenizer import build_tokenizer
@@ -63,6 +64,7 @@ __getattr__ = lazy_exports(
         "REQUIRED_CHECKS": ".schema_fuzz",
         "FuzzResult": ".schema_fuzz",
         "fuzz_server": ".schema_fuzz",
+        "default_sigint": ".signals",
         "build_tiny_model": ".tiny_model",
         "build_tokenizer": ".tiny_tokenizer",
         "CheckTally": ".token_checks",
@@ -91,6 +93,7 @@ __all__ = [
     "check_servers_on_one_node_ray",
     "conformance_tests",
     "cpu_seconds_at_most",
+    "default_sigint",
     "env_server_fixture",
     "fuzz_server",
     "hostile_actions",

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from agenthub.rollout import RunStore
+from agenthub.testing import default_sigint
 from transformers import TrainerCallback
 
 from agenthub_trainer_trl.checkpoints import MODEL_SETTINGS_FILE
@@ -84,7 +85,9 @@ def test_a_killed_run_ends_interrupted_at_once_with_the_command_that_resumes_it(
     options = [f"{k}={v}" for k, v in {**SMALL, "steps": 500, "test_episodes": 0}.items()]
     command = [sys.executable, "-m", "agenthub", "run", "trainer=trl", f"runs_dir={tmp_path}", "run_id=k", *options]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    with subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env) as child:
+    with subprocess.Popen(
+        command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env, preexec_fn=default_sigint
+    ) as child:
         assert child.stderr is not None
         seen = []
         for line in child.stderr:  # wait for a step to have run: the run is inside TRL's training loop
