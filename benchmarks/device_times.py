@@ -173,6 +173,11 @@ def recipe_row(folder: Path) -> dict[str, Any]:
 def record(folders: list[Path]) -> dict[str, Any]:
     rows = []
     for folder in folders:
+        if not (folder / MACHINE_FILE).is_file():
+            raise SystemExit(
+                f"{folder}: no {MACHINE_FILE}; give a folder that `device_times.py run --out-dir` wrote "
+                "(or that `adopt` completed for a device call's files)"
+            )
         machine = json.loads((folder / MACHINE_FILE).read_text())
         rows.append(
             {
