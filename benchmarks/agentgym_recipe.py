@@ -3,7 +3,9 @@
 Runs ``examples/agentgym_recipe/run.py`` once per seed, each a subprocess that runs the recipe's six CLI
 commands (oracle eval, export, SFT, test eval, GRPO, test eval), and records per seed the test-split
 success of the SFT start and of the GRPO model (same sampling), the margin, each stage's wall time and
-load average, and the GRPO curve. The summary is the margin's mean, standard deviation and range.
+load average, and the GRPO curve. Each seed's margin gets a 95% bootstrap interval (both evals' episodes
+resampled); a seed's gain counts when it is at least 0.15 and the interval's lower end is above 0. The
+summary is the margin's mean, standard deviation and range, and how many seeds' gains count.
 
     pip install torch==2.13.0 && pip install -e . -e plugins/trainers/trl -e plugins/envs/maze -e plugins/agents/hf
     python benchmarks/agentgym_recipe.py                     # seeds 0-2, about 15 minutes each on 2 cores
@@ -34,6 +36,9 @@ RECIPE = ROOT / "examples" / "agentgym_recipe" / "run.py"
 RESULTS = ROOT / "benchmarks" / "results"
 NAME = "agentgym_recipe"
 BUDGET_S = 15 * 60
+GAIN = 0.15
+"""The gain in test success over the SFT start that a seed should reach (the issue's bar)."""
+BOOTSTRAP_RESAMPLES = 10_000
 # Every stage at its smallest: shows the pipeline works end to end, measures nothing.
 QUICK = [
     "oracle.n=6",
@@ -72,9 +77,36 @@ def spread(values: list[float]) -> dict[str, float]:
     }
 
 
+def margin_interval(before: dict[str, Any], after: dict[str, Any], seed: int) -> list[float]:
+    """95% bootstrap interval of the margin (after - before): each eval's episodes resampled with replacement.
+
+    Resampling n won-or-lost episodes with replacement draws the number won from Binomial(n, observed
+    rate), so that is what is drawn, for both evals independently (different models, different samples).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rates = []
+    for scored in (before, after):
+        n = int(scored["episodes"])
+        rates.append(rng.binomial(n, scored["success"], BOOTSTRAP_RESAMPLES) / n)
+    low, high = np.percentile(rates[1] - rates[0], [2.5, 97.5])
+    return [round(float(low), 4), round(float(high), 4)]
+
+
+def with_intervals(per_seed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each seed's record with its margin's bootstrap interval, and whether the gain clears the bar and the noise."""
+    for r in per_seed:
+        interval = margin_interval(r["test_sft"], r["test_grpo"], seed=int(r["seed"]))
+        r["margin_interval_95"] = interval
+        r["gain_clear"] = r["margin"] >= GAIN and interval[0] > 0
+    return per_seed
+
+
 def summarize(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
     before = [r["test_sft"]["success"] for r in per_seed]
     after = [r["test_grpo"]["success"] for r in per_seed]
+    half_widths = [(r["margin_interval_95"][1] - r["margin_interval_95"][0]) / 2 for r in per_seed]
     stages: dict[str, list[float]] = {}
     for r in per_seed:
         for t in r["stages"]:
@@ -84,6 +116,10 @@ def summarize(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
         "test_grpo": spread(after),
         "margin": spread([b - a for a, b in zip(before, after, strict=True)]),
         "improved_seeds": sum(b > a for a, b in zip(before, after, strict=True)),
+        "gain_bar": GAIN,
+        "seeds_gaining_bar": sum(r["margin"] >= GAIN for r in per_seed),
+        "seeds_gaining_bar_outside_noise": sum(r["gain_clear"] for r in per_seed),
+        "margin_interval_half_width_mean": round(statistics.fmean(half_widths), 4),
         "seeds": len(per_seed),
         "stage_minutes_mean": {k: round(statistics.fmean(v) / 60, 2) for k, v in stages.items()},
         "total_minutes": spread([r["total_wall_s"] / 60 for r in per_seed]),
@@ -163,6 +199,7 @@ def main() -> int:
     if args.merge and earlier.is_file():  # seeds run at other times: kept unless run again now
         kept = [r for r in json.loads(earlier.read_text())["per_seed"] if r["seed"] not in seeds]
         per_seed = sorted([*kept, *per_seed], key=lambda r: int(r["seed"]))
+    per_seed = with_intervals(per_seed)
     load_samples = [t["load_average_before"][0] for r in per_seed for t in r["stages"]]
 
     import torch

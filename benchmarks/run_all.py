@@ -102,6 +102,7 @@ ESTIMATE_S: dict[str, tuple[float, float]] = {
     "trl_learning.py": (210, 60),
     "trl_seeds.py": (3110, 120),
     "agentgym_recipe.py": (660, 120),
+    "tiny_model_envs.py": (3600, 120),
     "device_times.py run": (1200, 0),
     "device_times.py record": (2, 0),
 }
@@ -153,6 +154,8 @@ def labelled_commands(part: str, args: argparse.Namespace, out: Path) -> list[tu
     steps = [script("trl_learning.py", python=learning_py), script("trl_seeds.py", python=learning_py)]
     if getattr(args, "agentgym_ready", True):  # the recipe also needs the maze env and the hf agent
         steps.append(script("agentgym_recipe.py", python=learning_py))
+        # After the two it reads (trail's and maze's rows come from their results).
+        steps.append(script("tiny_model_envs.py", python=learning_py))
         if not args.quick:  # times of the full-size jobs, beside the GPU's: a smaller run's time says nothing
             times, cpu_runs = str(HERE / "device_times.py"), str(out / "device_times" / "cpu")
             gpu_runs = str(HERE / "results" / "device_times" / "h200")

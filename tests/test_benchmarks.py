@@ -229,7 +229,24 @@ def test_agentgym_recipe_benchmark_quick_mode_runs_every_stage_and_writes_its_js
     runs = tmp_path / "runs" / "seed0"
     assert (runs / "sft" / "tiny-model" / "tokenizer.json").is_file()  # built on the exported demonstrations
     assert f"corpus: {runs / 'sft.jsonl'}" in (runs / "sft" / "config.yaml").read_text()
+    low, high = seed["margin_interval_95"]  # the bootstrap interval holds the margin it was drawn around
+    assert low <= seed["margin"] <= high and seed["gain_clear"] == (seed["margin"] >= 0.15 and low > 0)
+    assert result["summary"]["seeds_gaining_bar_outside_noise"] == int(seed["gain_clear"])
     assert (tmp_path / "agentgym_recipe.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tiny_model_envs_benchmark_quick_mode_follows_the_launch_advice_and_reads_the_trl_run(tmp_path: Path) -> None:
+    pytest.importorskip("agenthub_trainer_trl")  # the TRL trainer plugin, in its own venv as a rule
+    run_benchmark("tiny_model_envs.py", "--quick", "--out", str(tmp_path), timeout=600)
+    result = json.loads((tmp_path / "tiny_model_envs.json").read_text())
+    [row] = result["envs"]
+    # The default max_tokens cannot hold guess's actions: the refusal's advice was followed, then the run ran.
+    assert row["env"] == "guess" and len(row["refusals_followed"]) == 1
+    assert "max_tokens" in row["refusals_followed"][0] and any(s.startswith("max_tokens=") for s in row["settings"])
+    assert row["returncode"] == 0 and not row["stopped_at_budget"] and row["status"] == "finished"
+    assert [s["step"] for s in row["steps"]] == [1, 2] and row["steps_done"] == 2
+    assert 0 <= row["first_success"] <= 1 and row["verdict"] in {"learned", "rises", "flat", "never scores"}
+    assert row["test"]["split"] == "test"
 
 
 @pytest.mark.ray_cluster
