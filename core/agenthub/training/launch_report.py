@@ -27,7 +27,7 @@ def from_scratch_note() -> str:
     return (
         "What a model trained from scratch learns on a CPU, as measured: "
         + "; ".join(recipes)
-        + ". For other envs, train a pretrained model (model=)."
+        + ". For other envs (30 steps of each measured in docs/benchmarks.md), train a pretrained model (model=)."
     )
 
 
