@@ -1114,6 +1114,112 @@ def device_times_section(times: Json | None) -> list[str]:
     return lines
 
 
+def recipe_lines(recipe: Json | None) -> list[str]:
+    """``agentgym_recipe.py``: per seed, the SFT start, GRPO's model, the margin and its bootstrap interval."""
+    if recipe is None:
+        return ["The AgentGym-RL recipe on maze: not measured (agentgym_recipe.json is missing).", ""]
+    summary = recipe["summary"]
+    if "margin_interval_half_width_mean" not in summary:
+        return [
+            f"The AgentGym-RL recipe on maze (measured {result_date(recipe)}{stale_note('agentgym_recipe', recipe)}): "
+            f"test success {summary['test_sft']['mean']:.3f} -> {summary['test_grpo']['mean']:.3f} over "
+            f"{summary['seeds']} seeds (margin {summary['margin']['mean']:+.3f}); that run recorded no intervals.",
+            "",
+        ]
+    rows = []
+    for r in recipe["per_seed"]:
+        low, high = r["margin_interval_95"]
+        loads = [t["load_average_before"][0] for t in r["stages"]]
+        rows.append(
+            [
+                str(r["seed"]),
+                f"{r['test_sft']['success']:.2f}",
+                f"{r['test_grpo']['success']:.2f}",
+                f"{r['margin']:+.2f}",
+                f"{low:+.2f} to {high:+.2f}",
+                "yes" if r["gain_clear"] else "no",
+                f"{r['total_wall_s'] / 60:.1f}",
+                f"{min(loads):.1f}-{max(loads):.1f}",
+            ]
+        )
+    test = recipe["per_seed"][0]["config"]["test"]
+    episodes = recipe["per_seed"][0]["test_sft"]["episodes"]
+    return [
+        f"**The AgentGym-RL recipe on maze** (`python benchmarks/agentgym_recipe.py`, measured "
+        f"{result_date(recipe)}{stale_note('agentgym_recipe', recipe)}): oracle -> SFT -> GRPO per seed, test "
+        f"success of the SFT start and of GRPO's model on the `{test['split']}` split ({episodes} episodes each: "
+        f"k={test['k']}, at most {test['max_turns']} moves). The interval is the margin's 95% bootstrap interval "
+        f"(both evals' episodes resampled); a gain counts at {summary['gain_bar']:+.2f} or more with the "
+        "interval above 0:",
+        "",
+        *table(
+            ["seed", "SFT start", "after GRPO", "margin", "95% interval", "gain counts", "minutes", "load average"],
+            rows,
+        ),
+        "",
+        f"{summary['seeds_gaining_bar_outside_noise']} of {summary['seeds']} seeds gain "
+        f"{summary['gain_bar']:+.2f} or more outside the noise ({summary['seeds_gaining_bar']} reach the bar); "
+        f"margin {summary['margin']['mean']:+.3f} ± {summary['margin']['std']:.3f}. With {episodes} episodes an "
+        f"eval's interval is about ±{summary['margin_interval_half_width_mean']:.2f} on the margin; narrowing it to "
+        "±0.05 takes about four times the episodes, which the 15 minutes a seed do not hold on this machine.",
+        "",
+    ]
+
+
+def tiny_model_rows(tiny: Json) -> list[list[str]]:
+    rows = []
+    for r in tiny.get("recipes", []):
+        if r["env"] == "trail":
+            measured = f"{r['at_target_seeds']} of {r['seeds']} seeds end at 0.95 or more ({r['source']})"
+        else:
+            measured = (
+                f"test success {r['test_before']:.2f} -> {r['test_after']:.2f} on average over {r['seeds']} seeds "
+                f"({r['source']})"
+            )
+        rows.append([r["env"], r["recipe"], measured, "", "", r["verdict"]])
+    for r in tiny["envs"]:
+        settings = " ".join(s for s in r["settings"] if not s.startswith("steps="))
+        if "refused" in r:
+            rows.append([r["env"], f"refused: {r['refused'].splitlines()[1].strip()}", "", "", "", "refused"])
+            continue
+        stopped = " (stopped at the budget)" if r.get("stopped_at_budget") else ""
+        test = r.get("test") or {}
+        rows.append(
+            [
+                r["env"],
+                f"{tiny['steps']} GRPO steps from scratch{': ' + settings if settings else ''}",
+                f"{num(r.get('first_success'), 2)} -> {num(r.get('last_success'), 2)} "
+                f"({r['steps_done']} steps{stopped})",
+                num(test.get("success"), 2) if test.get("success") is not None else "-",
+                f"{r['wall_s'] / 60:.1f}",
+                r["verdict"],
+            ]
+        )
+    return rows
+
+
+def from_scratch_section(recipe: Json | None, tiny: Json | None) -> list[str]:
+    """What a model trained from scratch learns on each env, on a CPU: the recipes, then 30 steps of the rest."""
+    lines = ["## 13. What a model trained from scratch learns on a CPU", "", *recipe_lines(recipe)]
+    if tiny is None:
+        return [*lines, "Per env: not measured (tiny_model_envs.json is missing).", ""]
+    lines += [
+        f"**Per env** (`python benchmarks/tiny_model_envs.py`, measured {result_date(tiny)}"
+        f"{stale_note('tiny_model_envs', tiny)}): the envs with a recipe as their own benchmarks measured them; "
+        f"every other env through `agenthub run trainer=trl env=E steps={tiny['steps']}` on the built-in tiny "
+        "model, with the settings the checks before launch named when they refused the defaults, stopped with "
+        f"Ctrl-C after {tiny['budget_min']:g} minutes at most. Training success is the mean of the first and the "
+        f"last {tiny['edge_steps']} steps' episodes; the test split is scored by the run itself when it finishes:",
+        "",
+        *table(
+            ["env", "recipe and settings", "training success, first -> last", "test success", "minutes", "verdict"],
+            tiny_model_rows(tiny),
+        ),
+        "",
+    ]
+    return lines
+
+
 def serve_workers_section(workers: Json | None) -> list[str]:
     """``agenthub serve workers=N`` against one worker, from interleaved rounds (benchmarks/serve_workers.py)."""
     lines = ["## 11. Env service: `agenthub serve workers=N` against one worker", ""]
@@ -1305,6 +1411,7 @@ def render(results: Path, docs: Path) -> str:
         *action_parsing_section(results, docs),
         *serve_workers_section(load(results, "serve_workers.json")),
         *device_times_section(load(results, "device_times.json")),
+        *from_scratch_section(load(results, "agentgym_recipe.json"), load(results, "tiny_model_envs.json")),
         *runs_section(run),
     ]
     return "\n".join(lines).rstrip() + "\n"
