@@ -191,13 +191,15 @@ async def test_health_reports_a_worker_that_does_not_answer(server: LocalServer)
     pid = worker_pids(server)[1]
     os.kill(pid, signal.SIGSTOP)  # hung, not dead: the supervisor has nothing to restart
     # Calls that worker 0 takes ask both workers and hear nothing from worker 1 within 2 s; those that
-    # worker 1 took wait until it runs again.
-    waking = asyncio.get_running_loop().call_later(3.0, os.kill, pid, signal.SIGCONT)
+    # worker 1 took wait until it runs again. Worker 1 stays stopped until the first answer has come (not
+    # for a fixed time: on a loaded machine worker 0 may not have asked before a timer resumed worker 1).
     try:
-        async with httpx.AsyncClient(timeout=20) as http:
-            answers = await asyncio.gather(*(http.get(server.url + "/healthz") for _ in range(12)))
+        async with httpx.AsyncClient(timeout=60) as http:
+            calls = [asyncio.ensure_future(http.get(server.url + "/healthz")) for _ in range(12)]
+            await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED, timeout=40)
+            os.kill(pid, signal.SIGCONT)
+            answers = await asyncio.gather(*calls)
     finally:
-        waking.cancel()
         os.kill(pid, signal.SIGCONT)
     for answer in answers:
         if answer.status_code == 503:
