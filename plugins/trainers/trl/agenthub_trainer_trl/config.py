@@ -75,11 +75,6 @@ class TrlConfig(RolloutBackendConfig, MultiPlayerConfig):
         description=f"entropy bonus coefficient (TRL's entropy_coef); default: {TINY_MODEL_ENTROPY_COEF} with the "
         f"tiny model, {MODEL_ENTROPY_COEF} with model=...",
     )
-    entropy_schedule: Literal["by_failure", "constant"] = Field(
-        default="by_failure",
-        description="by_failure: each step's bonus is entropy_coef times the share of its episodes that failed; "
-        "constant: entropy_coef every step",
-    )
     kl_metric: bool = Field(
         default=True, description="with beta=0, log KL from the start model (one extra forward pass per step)"
     )

@@ -30,7 +30,6 @@ from agenthub.training import Seating, open_env_pool, recorded_run, seating, spl
 
 from agenthub_trainer_trl.checkpoints import WINDOW, CheckpointCallback, best_step, write_model_settings
 from agenthub_trainer_trl.config import TrlConfig
-from agenthub_trainer_trl.entropy import EntropySchedule, entropy_by_failure
 from agenthub_trainer_trl.generate import ModelGenerator, VLLMGenerator
 from agenthub_trainer_trl.heldout import score_test_split, summary_line
 from agenthub_trainer_trl.kl import StartKL
@@ -166,7 +165,6 @@ def build_trainer(
         },
         opponents=seated.opponents,
         seats=seated.seats,
-        entropy_schedule=entropy_schedule_of(config),
     )
     trainer = GRPOTrainer(
         model=model,
@@ -187,13 +185,6 @@ def build_trainer(
         start = AutoModelForCausalLM.from_pretrained(path).to(trainer.accelerator.device)
         rollout.start_kl = StartKL(start, temperature=config.temperature, pad_token_id=pad)
     return trainer, rollout
-
-
-def entropy_schedule_of(config: TrlConfig) -> EntropySchedule | None:
-    """The bonus by the step's failures, unless it is off, constant, or TRL's adaptive control sets it."""
-    if config.entropy_schedule != "by_failure" or not config.entropy_coef or config.trl.get("use_adaptive_entropy"):
-        return None
-    return entropy_by_failure(config.entropy_coef)
 
 
 def seats_of(config: TrlConfig, info: EnvInfo, *, make_opponent: bool = True) -> Seating:

@@ -137,9 +137,6 @@ class HubRollout:
     start_kl: StartKL | None = None
     opponents: Mapping[int, Agent] = field(default_factory=dict)
     seats: Container[int] | None = None
-    # The step's entropy bonus from what its episodes did (TRL reads trainer.entropy_coef in compute_loss,
-    # which trains on this batch next); None: TRL's own, as configured.
-    entropy_schedule: Callable[[StepStats], float] | None = None
     executor: Executor | None = field(default=None, init=False)
     history: list[StepStats] = field(default_factory=list, init=False)
     # a random model starts out mostly truncated on trail and grows out of it: said only once it persists
@@ -193,10 +190,7 @@ class HubRollout:
         ordered = [by_key[r.key] for r in requests]
         # TRL's global_step counts finished optimizer steps; this batch trains step + 1, the number the
         # live line and the summary show for it.
-        stats = step_stats(step + 1, max_turns, ordered)
-        self.history.append(stats)
-        if self.entropy_schedule is not None:
-            trainer.entropy_coef = self.entropy_schedule(stats)
+        self.history.append(step_stats(step + 1, max_turns, ordered))
         if warning := self.warnings.check(step + 1, ordered):
             print(warning, file=sys.stderr, flush=True)
         batch = rollout_batch(ordered, pad_token_id=self.pad_token_id)

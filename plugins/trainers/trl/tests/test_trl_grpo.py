@@ -197,49 +197,6 @@ def test_the_tiny_model_trains_with_an_entropy_bonus_and_a_given_model_with_trl_
     assert grpo_settings(TrlConfig.model_validate({"entropy_coef": 0}), tmp_path)["entropy_coef"] == 0
 
 
-class EntropyCoefficients:
-    """Sets a known schedule on the run's rollout and keeps the coefficient TRL applies to each batch's loss."""
-
-    def __init__(self) -> None:
-        self.applied: list[float] = []
-
-    def __call__(self, trainer: Any) -> None:
-        # By step number rather than success: a random model wins too rarely for its successes to differ.
-        trainer.rollout_func.entropy_schedule = lambda stats: 0.001 * stats.step
-        original = trainer.compute_loss
-
-        def compute_loss(model: Any, inputs: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-            self.applied.append(trainer.entropy_coef)
-            return original(model, inputs, *args, **kwargs)
-
-        trainer.compute_loss = compute_loss
-
-
-def test_the_rollouts_entropy_schedule_sets_the_bonus_of_the_batch_it_played(tmp_path: Path) -> None:
-    coefficients = EntropyCoefficients()
-    config = TrlConfig.model_validate({"steps": 3, "runs_dir": str(tmp_path), "run_id": "run", **SMALL})
-    assert run_grpo(config, on_trainer=coefficients) == 0
-    assert coefficients.applied == pytest.approx([0.001, 0.002, 0.003])
-    logged = [r["entropy_coef"] for r in RunStore.existing(tmp_path / "run").metrics() if "entropy_coef" in r]
-    assert logged == pytest.approx([0.001, 0.002, 0.003])  # TRL's own log of the coefficient it applied
-
-
-def test_the_bonus_is_scaled_by_the_steps_failures_by_default() -> None:
-    from agenthub_trainer_trl.entropy import entropy_by_failure
-    from agenthub_trainer_trl.grpo import entropy_schedule_of
-    from agenthub_trainer_trl.rollout import StepStats
-
-    schedule = entropy_schedule_of(TrlConfig.model_validate({}))
-    assert schedule is not None
-    assert schedule(StepStats(step=1, max_turns=3, success_rate=0.0)) == pytest.approx(0.01)
-    assert schedule(StepStats(step=9, max_turns=3, success_rate=0.95)) == pytest.approx(0.0005)
-    assert schedule(StepStats(step=9, max_turns=3, success_rate=None)) == pytest.approx(0.01)  # nothing scored
-    assert entropy_by_failure(0.02)(StepStats(step=1, max_turns=3, success_rate=0.25)) == pytest.approx(0.015)
-    # TRL's coefficient as configured: asked for, off, or TRL's own adaptive control
-    for settings in ({"entropy_schedule": "constant"}, {"entropy_coef": 0}, {"trl": {"use_adaptive_entropy": True}}):
-        assert entropy_schedule_of(TrlConfig.model_validate(settings)) is None
-
-
 def test_a_run_from_before_a_new_setting_resumes_with_its_default(tmp_path: Path) -> None:
     """A stored config without a setting added since (here entropy_coef) resumes; a real change is refused."""
     from agenthub.training import resumption
