@@ -25,6 +25,24 @@ import traceback
 import warnings
 from typing import Any
 
+NO_FILE_ACTIONS = """
+
+Understand nothing as quitting the game.
+Understand nothing as saving the game.
+Understand nothing as restoring the game.
+Understand nothing as restarting the game.
+Understand nothing as verifying the story file.
+Understand nothing as switching the story transcript on.
+Understand nothing as switching the story transcript off.
+"""
+"""Inform 7 source appended to every game TextWorld generates: these out-of-world actions lose their grammar,
+so the game answers their words as it answers any verb it does not know.
+
+Why in the game and not in front of it: the interpreter (jericho's frotz) names a save or transcript file
+after the command line and writes it to its working directory, and Inform's parser matches a word on its
+first 9 letters ("transcripz" reads as "transcript") after dropping characters it cannot encode, so a word
+filter in front of the game cannot be complete. The grammar the game understands is the allow-list."""
+
 RESEED_STEP = 1_000_000
 """When a seed admits no quest, the next try adds this: above every task id, so it is no other task's seed."""
 
@@ -39,7 +57,7 @@ def generate(challenge: str, settings: dict[str, Any], seed: int, path: str) -> 
     """
     import textworld
     from textworld.challenges import CHALLENGES
-    from textworld.generator import QuestGenerationError, compile_game
+    from textworld.generator import QuestGenerationError
 
     _, make, _ = CHALLENGES[challenge]
     for attempt in range(MAX_TRIES):
@@ -51,9 +69,18 @@ def generate(challenge: str, settings: dict[str, Any], seed: int, path: str) -> 
             game = make(dict(settings), options)
         except QuestGenerationError:
             continue
-        compile_game(game, options)
+        compile_without_file_actions(game, path)
         return seed + attempt * RESEED_STEP
     raise QuestGenerationError(f"no quest fits the maps of {MAX_TRIES} seeds from {seed} on")
+
+
+def compile_without_file_actions(game: Any, path: str) -> None:
+    """TextWorld's ``compile_game`` (its logic to ``.json``, the story to ``path``) with :data:`NO_FILE_ACTIONS`
+    appended to the Inform 7 source before it is compiled."""
+    from textworld.generator.inform7 import compile_inform7_game, generate_inform7_source
+
+    game.save(os.path.splitext(path)[0] + ".json")
+    compile_inform7_game(generate_inform7_source(game) + NO_FILE_ACTIONS, path)
 
 
 def _read_line(buffer: bytearray, idle_seconds: float) -> bytes | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,7 +25,13 @@ MAX_COMMAND_BYTES = 198
 """The interpreter (jericho) reads at most this many bytes of a command and silently cuts the rest."""
 
 BLOCKED_WORDS = frozenset({"quit", "q", "restart", "restore", "save", "script", "transcript", "unscript", "noscript"})
-"""Interpreter meta-commands: they would end or rewind the game behind the score's back, or write files."""
+"""Interpreter meta-commands, answered by the env with what to do instead. A courtesy, not the guard: the games
+have no grammar for them (``_worker.NO_FILE_ACTIONS``), and the interpreter sees only printable ASCII
+(:func:`game_input`)."""
+
+_OUTSIDE_GAME_ALPHABET = re.compile(r"[^\x20-\x7e]+")
+"""What the interpreter must never see: frotz reads control characters 0x0e-0x15 as its own hot keys (record
+the input to a file, play a file back, restart, quit, ...), and bytes above 0x7e as ZSCII extras."""
 
 _BANNER = re.compile(r"\A(?:[ \t_|\\/$<>]*\n)+")
 """The TextWorld logo that opens every game: lines drawn only with these characters."""
@@ -51,6 +58,16 @@ def clean_feedback(text: str) -> str:
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     text = _GAPS.sub("\n\n", _CENTRED.sub("", text))
     return text.strip() or "(The game printed nothing.)"
+
+
+def game_input(action: str) -> str:
+    """``action`` as the interpreter reads it: one line of printable ASCII with single spaces.
+
+    Compatibility forms are folded first (NFKC: full-width letters are ASCII ones); any other character outside
+    printable ASCII becomes a space, so it separates words rather than joining them. A newline would send two
+    commands. Linear in the length of ``action``.
+    """
+    return " ".join(_OUTSIDE_GAME_ALPHABET.sub(" ", unicodedata.normalize("NFKC", action)).split())
 
 
 def _refusal(command: str) -> str | None:
@@ -172,8 +189,7 @@ class TextWorldEnv:
         if not isinstance(action, str):
             text = "TextWorld takes text commands such as 'look', 'go north' or 'take coin', not tool calls."
             return text, 0.0, False, False, {**self._info(), "invalid_action": True}
-        # A newline would send the interpreter two commands; runs of whitespace mean nothing to its parser.
-        command = " ".join(action.split())
+        command = game_input(action)
         refusal = _refusal(command)
         if refusal is not None:
             return refusal, 0.0, False, False, {**self._info(), "invalid_action": True}

@@ -28,8 +28,9 @@ from .tasks import GameSpec
 CACHE_ENV_VAR = "AGENTHUB_TEXTWORLD_CACHE"
 """Overrides the default cache directory (the env's ``cache_dir`` argument overrides both)."""
 
-LAYOUT_VERSION = 1
-"""Bumped whenever the games a task id generates change; old caches are then left alone, not reused."""
+LAYOUT_VERSION = 2
+"""Bumped whenever the games a task id generates change; old caches are then left alone, not reused.
+2: the games have no save, restore, transcript, restart or quit commands (``_worker.NO_FILE_ACTIONS``)."""
 
 DEFAULT_GENERATION_TIMEOUT = 240.0
 """Seconds one game may take to generate: the levels here take 15 s at worst, so it only stops a stuck one."""
