@@ -362,10 +362,15 @@ def main(argv: list[str] | None = None) -> int:
     record["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     record_path.write_text(json.dumps(record, indent=2) + "\n")
     summarize.main(["--results", str(out), "--out", str(args.docs)])
-    failed = [p for p, steps in record["benchmarks"].items() if any(s["returncode"] != 0 for s in steps)]
-    if failed:
-        print(f"parts that failed: {', '.join(failed)}", file=sys.stderr)
-    return 1 if failed else 0
+    failed_now = [p for p in args.only if any(s["returncode"] != 0 for s in record["benchmarks"].get(p, []))]
+    if failed_now:
+        print(f"parts that failed in this run: {', '.join(failed_now)}", file=sys.stderr)
+    # Parts kept from an earlier run are reported with that run, and do not fail this one.
+    for part, steps in record["benchmarks"].items():
+        if part not in args.only and any(s["returncode"] != 0 for s in steps):
+            runs = sorted({str(s.get("run") or "an unnamed earlier run") for s in steps if s["returncode"] != 0})
+            print(f"note: part {part} failed in an earlier run ({', '.join(runs)}); re-run it with --only {part}")
+    return 1 if failed_now else 0
 
 
 LEARNING_FILES = ("trl_learning", "trl_seeds", "agentgym_recipe")

@@ -207,3 +207,43 @@ def test_a_win_that_earns_nothing_is_refused_as_missing_rewards(silent_env: str,
     assert "the oracle won task 0 of env 'silent' and earned a total reward of 0: rewards are missing" in (
         problem.message
     )
+
+
+def test_advice_never_passes_what_the_model_reads_and_a_shorter_horizon_that_fits_passes(tokenizer: Any) -> None:
+    """A context past the model's max_position_embeddings cannot be run (the hf agent refuses it): the checks
+    advise the longest horizon whose episodes fit the model instead, and that advice passes them."""
+    measured = check_launch("guess", tokenizer, TokenLimits(max_tokens=16, max_context=100_000))
+    assert measured.problems == [] and measured.episode_tokens is not None and measured.oracle_turns is not None
+    positions = measured.episode_tokens - 2  # the longest winning episode no longer fits the model
+    limits = TokenLimits(max_tokens=16, max_context=100_000, model_positions=positions)
+    report = check_launch("guess", tokenizer, limits)
+    [problem] = report.problems
+    assert problem.key == "max_context" and f"more than the {positions} positions the model reads" in problem.message
+    assert f"tiny_model.max_position_embeddings={measured.episode_tokens + 1}" in problem.message
+    turns, context = report.advice["horizon"], report.advice["max_context"]
+    assert turns < measured.oracle_turns and context <= positions
+    assert f"Set horizon={turns} and max_context between {context} and {positions}" in problem.message
+    following = check_launch(
+        "guess", tokenizer, TokenLimits(max_tokens=16, max_context=context, model_positions=positions), max_turns=turns
+    )
+    assert following.problems == [], [f.message for f in following.problems]
+
+
+def test_a_first_turn_the_model_cannot_read_asks_for_a_longer_model(tokenizer: Any) -> None:
+    report = check_launch("guess", tokenizer, TokenLimits(max_tokens=16, max_context=100_000, model_positions=100))
+    [problem] = report.problems
+    assert "Use a model that reads" in problem.message and "or lower max_tokens" in problem.message
+    assert "max_context" not in report.advice and report.context_refused
+
+
+def test_the_trainers_checks_read_the_models_positions_from_its_config(tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from agenthub.testing.tiny_model import build_tiny_model
+    from agenthub.training.tokenizers import model_positions, with_model_positions
+
+    model = AutoTokenizer.from_pretrained(build_tiny_model(tmp_path / "model", max_position_embeddings=777))
+    assert model_positions(model) == 777
+    assert with_model_positions(TokenLimits(max_tokens=8), model).model_positions == 777
+    model.save_pretrained(tmp_path / "tokenizer-only")
+    assert model_positions(AutoTokenizer.from_pretrained(tmp_path / "tokenizer-only")) is None

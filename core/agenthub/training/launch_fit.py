@@ -74,7 +74,14 @@ def check_fit(
     if limits.max_context is not None:
         first_turn = prompt + tokens + close
         need = max(first_turn, longest.fit.context if longest else 0)
-        if need > limits.max_context:
+        positions = limits.model_positions
+        if positions is not None and need > positions:
+            told = (
+                f"{prompt_what}, {first_turn} with one model turn of {limits.max_tokens_key}={tokens}"
+                f"{'; ' + episode_what if episode_what else ''}"
+            )
+            _refuse_past_the_model(report, limits, told, need, first_turn, episodes, horizon, end)
+        elif need > limits.max_context:
             why = (
                 "so episodes on such tasks would end before their first turn"
                 if first_turn > limits.max_context
@@ -111,7 +118,9 @@ def check_fit(
             f"the oracle needs {most.turns} turns on task {most.task_id} but the run allows at most {max_turns}: "
             f"such tasks cannot be {end}"
         )
-        if scores:
+        if limits.horizon_key in report.advice:
+            pass  # refused above with the horizon whose episodes fit the model, and some of them score
+        elif scores:
             report.findings.append(
                 Finding(
                     limits.horizon_key,
@@ -130,6 +139,58 @@ def check_fit(
                 )
             )
             report.advice[limits.horizon_key] = most.turns
+
+
+def _refuse_past_the_model(
+    report: LaunchReport,
+    limits: TokenLimits,
+    told: str,
+    need: int,
+    first_turn: int,
+    episodes: Sequence[PlayedEpisode],
+    horizon: int,
+    end: str,
+) -> None:
+    """Refuse a context that the model itself cannot read, advising the longest horizon whose episodes fit it."""
+    positions = limits.model_positions
+    assert positions is not None
+    key = limits.max_context_key
+    told = (
+        f"{told}: more than the {positions} positions the model reads (its max_position_embeddings), so no {key} "
+        "holds it."
+    )
+    # The longest horizon whose winnable episodes all fit the model, if one of them still earns a reward.
+    fitting = None
+    if first_turn <= positions:
+        for turns in sorted({e.turns for e in episodes if e.turns <= horizon}, reverse=True):
+            within = [e for e in episodes if e.turns <= turns]
+            if all(e.fit.context <= positions for e in within) and any(e.first_reward <= turns for e in within):
+                fitting = (turns, max([first_turn, *(e.fit.context for e in within)]), len(within))
+                break
+    if fitting is None:
+        advice = (
+            f"Use a model that reads {need} positions or more (the built-in tiny model: "
+            f"tiny_model.max_position_embeddings={need})"
+        )
+        if first_turn > positions:
+            advice += f", or lower {limits.max_tokens_key} if a turn alone is the cause"
+        report.findings.append(Finding(key, f"{told} {advice}", refuse=True))
+    else:
+        turns, context, count = fitting
+        report.findings.append(
+            Finding(
+                key,
+                f"{told} Set {limits.horizon_key}={turns} and {key} between {context} and {positions}: the "
+                f"{count} of the oracle's {len(episodes)} measured episodes that take at most {turns} turns fit, and "
+                f"the longer tasks cannot be {end}; or use a model that reads {need} positions (the built-in tiny "
+                "model: "
+                f"tiny_model.max_position_embeddings={need})",
+                refuse=True,
+            )
+        )
+        report.advice[limits.horizon_key] = turns
+        report.advice[key] = context
+    report.context_refused = True
 
 
 def _refuse_context(report: LaunchReport, key: str, need: int, told: str, after: str = "") -> None:

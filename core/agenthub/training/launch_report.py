@@ -62,6 +62,9 @@ class TokenLimits:
     max_prompt_key: str = "prompt_length"
     max_response_key: str = "response_length"
     horizon_key: str = "horizon"
+    model_positions: int | None = None
+    """The most positions the model reads (its config's ``max_position_embeddings``), when known: the checks
+    never advise a ``max_context`` past it, since the model could not be run with it."""
 
 
 @dataclass(frozen=True)

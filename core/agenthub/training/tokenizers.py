@@ -8,6 +8,7 @@ skipped, and the report says so), and the built-in tiny model is built in a temp
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -51,6 +52,24 @@ def _torch_cache_in(scratch: str) -> Iterator[None]:
         yield
     finally:
         os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+
+
+def model_positions(tokenizer: Any) -> int | None:
+    """The most positions the tokenizer's model reads (its config's ``max_position_embeddings``), if its config
+    is on this machine beside the tokenizer (a tokenizer-only folder, or a config without it: None)."""
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(tokenizer.name_or_path, local_files_only=True)
+    except (OSError, ValueError):
+        return None
+    positions = getattr(config, "max_position_embeddings", None)
+    return positions if isinstance(positions, int) and positions > 0 else None
+
+
+def with_model_positions(limits: TokenLimits, tokenizer: Any) -> TokenLimits:
+    """``limits`` capped by what the model of ``tokenizer`` reads (see :func:`model_positions`)."""
+    return dataclasses.replace(limits, model_positions=model_positions(tokenizer))
 
 
 def checks_with_tokenizer(
@@ -110,7 +129,7 @@ def check_launch_with_model(
         lambda tokenizer: check_launch(
             config.env,
             tokenizer,
-            limits,
+            limits if limits.model_positions is not None else with_model_positions(limits, tokenizer),
             split=config.split,
             urls=config.url or (),
             token=config.token,
