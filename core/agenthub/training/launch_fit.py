@@ -80,7 +80,7 @@ def check_fit(
                 f"{prompt_what}, {first_turn} with one model turn of {limits.max_tokens_key}={tokens}"
                 f"{'; ' + episode_what if episode_what else ''}"
             )
-            _refuse_past_the_model(report, limits, told, need, first_turn, episodes, horizon, end)
+            _refuse_past_the_model(report, limits, positions, told, need, first_turn, episodes, horizon, end)
         elif need > limits.max_context:
             why = (
                 "so episodes on such tasks would end before their first turn"
@@ -144,6 +144,7 @@ def check_fit(
 def _refuse_past_the_model(
     report: LaunchReport,
     limits: TokenLimits,
+    positions: int,
     told: str,
     need: int,
     first_turn: int,
@@ -152,8 +153,6 @@ def _refuse_past_the_model(
     end: str,
 ) -> None:
     """Refuse a context that the model itself cannot read, advising the longest horizon whose episodes fit it."""
-    positions = limits.model_positions
-    assert positions is not None
     key = limits.max_context_key
     told = (
         f"{told}: more than the {positions} positions the model reads (its max_position_embeddings), so no {key} "
@@ -167,11 +166,11 @@ def _refuse_past_the_model(
             if all(e.fit.context <= positions for e in within) and any(e.first_reward <= turns for e in within):
                 fitting = (turns, max([first_turn, *(e.fit.context for e in within)]), len(within))
                 break
+    longer_model = (
+        f"a model that reads {need} positions (the built-in tiny model: tiny_model.max_position_embeddings={need})"
+    )
     if fitting is None:
-        advice = (
-            f"Use a model that reads {need} positions or more (the built-in tiny model: "
-            f"tiny_model.max_position_embeddings={need})"
-        )
+        advice = f"Use {longer_model}"
         if first_turn > positions:
             advice += f", or lower {limits.max_tokens_key} if a turn alone is the cause"
         report.findings.append(Finding(key, f"{told} {advice}", refuse=True))
@@ -182,9 +181,7 @@ def _refuse_past_the_model(
                 key,
                 f"{told} Set {limits.horizon_key}={turns} and {key} between {context} and {positions}: the "
                 f"{count} of the oracle's {len(episodes)} measured episodes that take at most {turns} turns fit, and "
-                f"the longer tasks cannot be {end}; or use a model that reads {need} positions (the built-in tiny "
-                "model: "
-                f"tiny_model.max_position_embeddings={need})",
+                f"the longer tasks cannot be {end}; or use {longer_model}",
                 refuse=True,
             )
         )

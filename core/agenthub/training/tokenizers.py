@@ -68,7 +68,10 @@ def model_positions(tokenizer: Any) -> int | None:
 
 
 def with_model_positions(limits: TokenLimits, tokenizer: Any) -> TokenLimits:
-    """``limits`` capped by what the model of ``tokenizer`` reads (see :func:`model_positions`)."""
+    """``limits`` capped by what the model of ``tokenizer`` reads (see :func:`model_positions`), unless they
+    already say."""
+    if limits.model_positions is not None:
+        return limits
     return dataclasses.replace(limits, model_positions=model_positions(tokenizer))
 
 
@@ -129,7 +132,7 @@ def check_launch_with_model(
         lambda tokenizer: check_launch(
             config.env,
             tokenizer,
-            limits if limits.model_positions is not None else with_model_positions(limits, tokenizer),
+            with_model_positions(limits, tokenizer),
             split=config.split,
             urls=config.url or (),
             token=config.token,
