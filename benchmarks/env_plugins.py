@@ -24,8 +24,11 @@ For each env (default: every registered env whose factory imports):
     python benchmarks/env_plugins.py [ENV ...] [--episodes 100] [--sessions 32] [--cycles 10000]
     python benchmarks/env_plugins.py --quick guess     # smoke run, seconds; writes to a temp dir
     python benchmarks/env_plugins.py --merge --sessions 8 sciworld textworld   # heavy envs, added to the file
+    python benchmarks/env_plugins.py --write-footprints guess   # and declare what was measured
 
-Writes benchmarks/results/env_plugins.json and env_plugins.png (``--out`` elsewhere).
+Writes benchmarks/results/env_plugins.json and env_plugins.png (``--out`` elsewhere). With
+``--write-footprints``, each measured env's idle RSS and memory per session, rounded up, also go to its
+plugin's ``footprints.json`` (what ``agenthub deploy k8s`` and the Ray backend reserve; ``footprint_files.py``).
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ from typing import Any
 
 import httpx
 import psutil
-from provenance import write_result  # a sibling module of this script
+from footprint_files import round_up, write_footprint  # sibling modules of this script
+from provenance import write_result
 
 from agenthub import (
     Action,
@@ -443,6 +447,38 @@ def bench_env(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+BASE_STEP_MIB = 0.5
+"""A declared base is the idle RSS plus at least a quarter MiB, rounded up to this step."""
+PER_SESSION_STEP_MIB = 0.01
+PACKED_PER_SESSION = {"sciworld": "sciworld_packing.json"}
+"""Envs whose sessions share a process that the server packs them into: a session's memory is its share of a
+warm packed process (that benchmark's ``modes.packed.idle.per_session_rss_mib``), not the room a session finds
+in an idle server's heap (about 0 for a JVM that has grown)."""
+
+
+def declare_footprints(results: dict[str, dict[str, Any]], out: Path) -> list[str]:
+    """Write each measured env's footprint to its plugin's footprints.json; a line per env written."""
+    lines = []
+    for name, result in results.items():
+        memory = result.get("memory")
+        if "measured_in" in result or not memory:  # merged from an earlier run, or its measurement failed
+            continue
+        spec = get_plugin_host().env(name)
+        per_session = max(memory["per_session_kib"] / 1024, 0.0)
+        source = "benchmarks/results/env_plugins.json"
+        measured: dict[str, Any] = {key: memory[key] for key in ("rss_0_mib", "per_session_kib", "resets_before")}
+        if name in PACKED_PER_SESSION:
+            packed = json.loads((out / PACKED_PER_SESSION[name]).read_text())["modes"]["packed"]["idle"]
+            per_session = packed["per_session_rss_mib"]
+            measured["packed_per_session_rss_mib"] = per_session
+            source = f"env_plugins.json (base), {PACKED_PER_SESSION[name]} (per session)"
+        base = round_up(memory["rss_0_mib"] + BASE_STEP_MIB / 2, BASE_STEP_MIB)
+        per = max(round_up(per_session, PER_SESSION_STEP_MIB), PER_SESSION_STEP_MIB)
+        path = write_footprint(spec, base_mib=base, per_session_mib=per, source=source, measured=measured)
+        lines.append(f"{name}: footprint {base} MiB + {per} MiB a session -> {path}")
+    return lines
+
+
 def installed_envs() -> list[str]:
     """Registered envs whose factory imports; a plugin missing a dependency is skipped, with a note."""
     from agenthub.specs import resolve_factory
@@ -647,6 +683,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS})")
     parser.add_argument(
+        "--write-footprints",
+        action="store_true",
+        help="also write each measured env's footprint to its plugin's footprints.json (not with --quick)",
+    )
+    parser.add_argument(
         "--replot", action="store_true", help="measure nothing: draw OUT/env_plugins.png again from its JSON"
     )
     parser.add_argument(
@@ -667,6 +708,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.out = Path(tempfile.mkdtemp(prefix="agenthub-bench-")) if args.quick else RESULTS
     if args.warm_resets < 0:
         parser.error("--warm-resets must be >= 0")
+    if args.write_footprints and args.quick:
+        parser.error("--write-footprints declares a full run's figures: leave out --quick")
     for key in ("episodes", "sessions", "cycles", "sample_every", "cycle_tasks"):
         if getattr(args, key) is not None and getattr(args, key) < 1:
             parser.error(f"--{key.replace('_', '-')} must be >= 1")
@@ -737,6 +780,8 @@ def main(argv: list[str] | None = None) -> int:
             if errors:
                 print(f"note: {name} {side} had errors, e.g. {errors[0]}")
     print(f"wrote {args.out / 'env_plugins.json'}" + (f" and {args.out / 'env_plugins.png'}" if plotted else ""))
+    if args.write_footprints:
+        print("\n".join(declare_footprints(results, args.out)))
     return 1 if any("error" in r for r in results.values()) else 0
 
 

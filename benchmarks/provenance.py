@@ -109,11 +109,13 @@ def _jsonable(value: Any) -> Any:
     return value if isinstance(value, bool | int | float | str | type(None)) else str(value)
 
 
-FINGERPRINT_VERSION = 3
+FINGERPRINT_VERSION = 4
 """How :func:`code_fingerprint` chooses files: 1 hashed every file under the paths, tests included, so a test
 edited in a plugin made its results stale; 2 leaves out test files (a ``tests`` folder, ``test_*.py``,
 ``conftest.py``), which no figure depends on; 3 also leaves out Markdown (a plugin's README quoting a
-result made that result stale). A block records its version; one without it is read as 1."""
+result made that result stale); 4 also leaves out env plugins' ``footprints.json``, which the memory benchmarks
+write from their own results (``--write-footprints``) and no figure reads: declaring what was measured no longer
+made the measurement stale. A block records its version; one without it is read as 1."""
 
 
 def is_test_file(path: str) -> bool:
@@ -125,9 +127,19 @@ def is_prose(path: str) -> bool:
     return path.endswith(".md")
 
 
+DECLARED_FOOTPRINTS = "footprints.json"
+"""The file a memory benchmark writes into a plugin (``agenthub.measured_footprints``): an output, not code."""
+
+
+def is_declared_footprint(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] == DECLARED_FOOTPRINTS
+
+
 def counts_as_code(path: str, version: int) -> bool:
     """Whether a file under a result's measured paths is part of its fingerprint, by fingerprint version."""
     if version >= 2 and is_test_file(path):
+        return False
+    if version >= 4 and is_declared_footprint(path):
         return False
     return not (version >= 3 and is_prose(path))
 

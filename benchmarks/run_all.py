@@ -117,6 +117,8 @@ def commands(part: str, args: argparse.Namespace, out: Path) -> list[list[str]]:
 def labelled_commands(part: str, args: argparse.Namespace, out: Path) -> list[tuple[str, list[str]]]:
     """Each command of one part with the key of its duration in :data:`ESTIMATE_S`."""
     py, quick = sys.executable, ["--quick"] if args.quick else []
+    # A full run declares the memory it measured in each env plugin's footprints.json (what a pod requests).
+    declare = [] if args.quick else ["--write-footprints"]
     where = ["--out", str(out)]
 
     def script(name: str, *extra: str, python: str = py, key: str | None = None) -> tuple[str, list[str]]:
@@ -130,13 +132,16 @@ def labelled_commands(part: str, args: argparse.Namespace, out: Path) -> list[tu
         fresh = ["--vllm-result", str(out / "vllm_vs_hf.json")] if getattr(args, "engines_ran", False) else []
         return [script("executor_scaling.py", *fresh)]
     if part == "memory":
-        light = ["guess"] if args.quick else LIGHT_ENVS
-        steps = [script("env_plugins.py", *light, key="env_plugins.py light")]
+        light = ["guess"] if args.quick else [*LIGHT_ENVS, *declare]
+        # sciworld_packing first: the heavy run declares sciworld's memory a session from its result.
+        steps = [script("sciworld_packing.py"), script("env_plugins.py", *light, key="env_plugins.py light")]
         if not args.quick:
-            steps.append(script("env_plugins.py", "--merge", *HEAVY_SETTINGS, *HEAVY_ENVS, key="env_plugins.py heavy"))
-        return [*steps, script("jvm_heap.py"), script("sciworld_packing.py")]
+            heavy = ["--merge", *HEAVY_SETTINGS, *declare, *HEAVY_ENVS]
+            steps.append(script("env_plugins.py", *heavy, key="env_plugins.py heavy"))
+        return [*steps, script("jvm_heap.py")]
     if part == "envs":
-        return [script("search_retrieval.py"), script("webarena_env.py"), script("maze_observation_ceiling.py")]
+        webarena = script("webarena_env.py", *declare)
+        return [script("search_retrieval.py"), webarena, script("maze_observation_ceiling.py")]
     if part == "ray":
         return [script("ray_scaling.py")]
     if part == "viewer":

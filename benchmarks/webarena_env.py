@@ -21,7 +21,9 @@ The full run refuses to start when the load average is over the core count (the 
 the neighbours); ``--force`` runs it anyway and records the load (at the start, the end and with every
 create/close sample). Writes benchmarks/results/webarena_env.json (through ``provenance.write_result``:
 the commit, the settings and the code measured) and a plot, benchmarks/results/webarena_env.png
-(``--out`` elsewhere).
+(``--out`` elsewhere). With ``--write-footprints`` (a full run), the footprint that sizes a webarena pod
+goes to the plugin's ``footprints.json`` (``footprint_from_memory``: a line at or above every point from 8
+sessions on, within the request's slack below that).
 """
 
 from __future__ import annotations
@@ -41,10 +43,12 @@ from typing import Any
 
 import httpx
 
-from agenthub import LocalServer
+from agenthub import LocalServer, get_plugin_host
+from agenthub.specs import FOOTPRINT_SLACK_MIB
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from provenance import write_result  # a sibling module of this script
+from footprint_files import round_up, write_footprint  # sibling modules of this script
+from provenance import write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -215,6 +219,22 @@ def link_id(observation: str) -> str:
     return match.group(1)
 
 
+SIZED_FROM_SESSIONS = 8
+"""From this many open sessions on, the footprint alone covers the measured tree; below it, with the slack."""
+
+
+def footprint_from_memory(memory: dict[str, Any]) -> tuple[float, float]:
+    """Base and per-session MiB from the measured points: the slope through the two largest counts (rounded up
+    to 0.5 MiB), and the lowest base (a multiple of 0.5, at least the idle tree) that covers every point from
+    SIZED_FROM_SESSIONS on by itself and every other point with FOOTPRINT_SLACK_MIB."""
+    points = sorted((p["open_sessions"], p["tree_mb"]) for p in memory["by_open_sessions"])
+    (n_low, low), (n_high, high) = points[-2], points[-1]
+    per = max(round_up((high - low) / (n_high - n_low), 0.5), 0.5)
+    needed = [memory["idle_tree_mb"]]
+    needed += [tree - n * per - (0 if n >= SIZED_FROM_SESSIONS else FOOTPRINT_SLACK_MIB) for n, tree in points]
+    return round_up(max(needed), 0.5), per
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small counts, for a smoke run")
@@ -224,7 +244,14 @@ def main(argv: list[str] | None = None) -> int:
         "--warm-resets", type=int, default=None, help="resets before memory per session is read (default 200, quick 10)"
     )
     parser.add_argument("--out", type=Path, default=None, help=f"output directory (default {RESULTS}; quick: temp)")
+    parser.add_argument(
+        "--write-footprints",
+        action="store_true",
+        help="write the footprint it measured to the plugin's footprints.json",
+    )
     args = parser.parse_args(argv)
+    if args.write_footprints and args.quick:
+        parser.error("--write-footprints declares a full run's figures: leave out --quick")
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix="agenthub-bench-")) if args.quick else RESULTS
     cores = os.cpu_count() or 1
@@ -364,7 +391,18 @@ def main(argv: list[str] | None = None) -> int:
     path = args.out / "webarena_env.json"
     plot(write_result(path, result, args), path.with_suffix(".png"))
     print(f"wrote {path} and {path.with_suffix('.png')}")
+    if args.write_footprints:
+        base, per = footprint_from_memory(result["memory_per_session"])
+        measured = {"idle_tree_mb": result["memory_per_session"]["idle_tree_mb"], "points": points_of(result)}
+        source = "benchmarks/results/webarena_env.json (PSS of the process tree)"
+        spec = get_plugin_host().env("webarena")
+        written = write_footprint(spec, base_mib=base, per_session_mib=per, source=source, measured=measured)
+        print(f"webarena: footprint {base} MiB + {per} MiB a session -> {written}")
     return 0
+
+
+def points_of(result: dict[str, Any]) -> dict[str, float]:
+    return {str(p["open_sessions"]): p["tree_mb"] for p in result["memory_per_session"]["by_open_sessions"]}
 
 
 if __name__ == "__main__":

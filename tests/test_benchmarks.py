@@ -149,9 +149,11 @@ def test_summary_without_results_says_what_was_not_measured(tmp_path: Path) -> N
 def test_run_all_quick_runs_a_part_as_a_subprocess_and_writes_its_record_and_summary(tmp_path: Path) -> None:
     run_benchmark("run_all.py", "--quick", "--only", "memory", "--out", str(tmp_path), timeout=600)
     record = json.loads((tmp_path / "run_all.json").read_text())
-    steps = record["benchmarks"]["memory"]  # env_plugins, then sciworld's jvm_heap and sciworld_packing
-    assert "env_plugins.py --quick" in steps[0]["command"] and steps[0]["returncode"] == 0
-    assert [s["command"].split()[1] for s in steps[1:]] == ["benchmarks/jvm_heap.py", "benchmarks/sciworld_packing.py"]
+    steps = record["benchmarks"]["memory"]  # sciworld_packing (env_plugins declares from it), env_plugins, jvm_heap
+    assert "env_plugins.py --quick" in steps[1]["command"] and steps[1]["returncode"] == 0
+    assert "--write-footprints" not in steps[1]["command"]  # a smoke run declares nothing
+    scripts = [s["command"].split()[1] for s in steps]
+    assert scripts == ["benchmarks/sciworld_packing.py", "benchmarks/env_plugins.py", "benchmarks/jvm_heap.py"]
     assert record["started"] <= steps[0]["started"] <= steps[-1]["finished"] <= record["finished"]
     assert all(s["run"] == record["started"] for s in steps)
     assert record["machine"]["cpus"] and record["load_average_before"]

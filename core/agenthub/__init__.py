@@ -27,6 +27,7 @@ from agenthub.errors import (
 )
 from agenthub.hookimpl import hookimpl
 from agenthub.lazy_exports import lazy_exports
+from agenthub.measured_footprints import measured_footprint
 from agenthub.plugins import PluginHost, get_plugin_host
 from agenthub.protocols import (
     Agent,
@@ -149,6 +150,7 @@ __all__ = [
     "hookimpl",
     "lazy_exports",
     "make",
+    "measured_footprint",
     "play_episode",
     "popen",
     "trainer_hook",

@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from agenthub._version import __version__
 from agenthub.hookimpl import hookimpl
-from agenthub.specs import AgentSpec, EnvSpec, Footprint, HorizonSpec
+from agenthub.measured_footprints import measured_footprint
+from agenthub.specs import AgentSpec, EnvSpec, HorizonSpec
 
 from . import guess, tictactoe, trail
 
@@ -22,8 +23,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             description="Find a secret number from 1 to 16 with higher/lower feedback (built in).",
             version=__version__,
             oracle="guess-oracle",
-            # benchmarks/env_plugins.py measured rss_0_mib 69.26, per_session_kib 1.75 after 202 resets (rounded up)
-            footprint=Footprint(70.0, 0.01, source="benchmarks/results/env_plugins.json"),
+            # Idle RSS and memory a session, as benchmarks/env_plugins.py measured them (footprints.json).
+            footprint=measured_footprint(__package__, "guess"),
             inline_calls=True,  # pure Python: a step takes a few µs, less than a hop to a thread
             instructions=(
                 "You are playing a number-guessing game. Each turn, answer with exactly one action of the "
@@ -40,8 +41,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             description="Follow the signs past 3 forks (built in; a tiny model learns it on a CPU).",
             version=__version__,
             oracle="trail-oracle",
-            # benchmarks/env_plugins.py measured rss_0_mib 69.39, per_session_kib 0.5 after 202 resets (rounded up)
-            footprint=Footprint(70.0, 0.01, source="benchmarks/results/env_plugins.json"),
+            # Idle RSS and memory a session, as benchmarks/env_plugins.py measured them (footprints.json).
+            footprint=measured_footprint(__package__, "trail"),
             # benchmarks/results/trl_seeds.json: the default run over seeds.
             cpu_recipe=(
                 "the default run (agenthub run trainer=trl env=trail) learns it in minutes "

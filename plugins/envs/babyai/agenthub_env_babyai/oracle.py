@@ -129,14 +129,16 @@ class BabyAIOracleEpisode:
         wanted = set().union(*passing.values())
         world, bot = copy.deepcopy((self.world, self.bot))
         on_path: dict[StateKey, int] = {}
+        bot_fails = False  # the bot's own plan ends the mission unsolved (it toggles the wrong door, say)
         for step in range(1, min(LOOKAHEAD, 2 * max(map(len, macros.values())) + 8) + 1):
             primitive = bot.replan()
             if primitive == world.actions.done:
                 break
-            _, _, terminated, truncated, _ = world.step(primitive)
+            _, reward, terminated, truncated, _ = world.step(primitive)
             if agent_key(world)[:2] in wanted:
                 on_path[state_key(world)] = step  # a later visit of the same state wins
             if terminated or truncated:
+                bot_fails = terminated and float(reward) <= 0
                 break
         landed = {(key[0], key[1]) for key in on_path}
         best: tuple[str, int] | None = None
@@ -152,6 +154,12 @@ class BabyAIOracleEpisode:
             reached = on_path.get(state_key(trial))
             if reached is not None and (best is None or reached > best[1]):
                 best = (name, reached)
+        if best is None and bot_fails:
+            raise AgenthubError(
+                f"minigrid's BabyAI bot cannot solve task {self.task_id!r}: its own plan (next move "
+                f"{_bot_move(self.world, self.bot)}) ends the mission unsolved, so the oracle has no winning move "
+                "to send; this is the bot's limit, not the action set's"
+            )
         if best is None:
             raise AgenthubError(
                 f"the babyai oracle cannot express the bot's next move ({_bot_move(self.world, self.bot)}) on task "

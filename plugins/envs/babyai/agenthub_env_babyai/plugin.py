@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import AgentSpec, EnvSpec, Footprint, hookimpl
+from agenthub import AgentSpec, EnvSpec, hookimpl, measured_footprint
 
 from agenthub_env_babyai import __version__
 from agenthub_env_babyai.levels import SPLITS
@@ -33,8 +33,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             description="BabyAI grid-world levels (minigrid) in text, with AgentGym's actions and task ids.",
             version=__version__,
             oracle="babyai-oracle",
-            # benchmarks/env_plugins.py measured rss_0_mib 95.13, per_session_kib 8.875 after 202 resets (rounded up)
-            footprint=Footprint(96.0, 0.01, source="benchmarks/results/env_plugins.json"),
+            # Idle RSS and memory a session, as benchmarks/env_plugins.py measured them (footprints.json).
+            footprint=measured_footprint(__package__, "babyai"),
         )
     )
 

@@ -62,6 +62,14 @@ def test_oracle_cannot_open_the_box_of_keyinbox() -> None:
         asyncio.run(play_in_process(task_id))
 
 
+def test_a_task_the_bot_fails_is_blamed_on_the_bot_not_the_action_set() -> None:
+    """On task 415 (an OpenDoorsOrder Debug level) minigrid's own bot toggles a door that ends the mission
+    unsolved: the oracle refuses to send a losing move and says whose limit it is."""
+    assert level_of(415).name == "BabyAI-OpenDoorsOrderN4Debug-v0"
+    with pytest.raises(AgenthubError, match=r"bot cannot solve task 415: its own plan .* ends the mission unsolved"):
+        asyncio.run(play_in_process(415))
+
+
 @pytest.mark.anyio
 async def test_oracle_wins_through_a_real_server_with_concurrent_sessions() -> None:
     spec = get_plugin_host().env("babyai")

