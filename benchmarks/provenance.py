@@ -34,6 +34,12 @@ REQUIRED = ("commit", "started", "finished", "load_average_start", "load_average
 # For each result (its JSON's stem): the code its figures depend on, besides its own script.
 MEASURED_CODE: dict[str, tuple[str, ...]] = {
     "action_parsing": ("core/agenthub/builtin", "core/agenthub/testing/hostile_text.py", "plugins/envs"),
+    "agentgym_textcraft": (
+        "core/agenthub/service",
+        "plugins/envs/textcraft",
+        "benchmarks/lean_http.py",
+        "benchmarks/third_party/agentgym_textcraft",
+    ),
     "agentgym_recipe": ("examples/agentgym_recipe", "plugins/trainers/trl", "core/agenthub/rollout"),
     "device_times": ("benchmarks/device_times.py", "examples/agentgym_recipe"),
     "env_client_transports": ("core/agenthub/service/client.py",),

@@ -15,13 +15,15 @@ Parts, in this order, each command run as a subprocess (a crash in one keeps the
   committed ``vllm_vs_hf.json``, with its date. It goes first: ``executor`` calibrates from its result;
 - ``service``: ``service_throughput.py`` (textcraft, babyai, guess; in-process, 1 and 2 servers), then
   ``serve_workers.py`` (``agenthub serve workers=2`` against one worker, interleaved rounds), then
+  ``agentgym_textcraft.py`` (agenthub's TextCraft server beside AgentGym's own, interleaved), then
   ``env_client_transports.py`` (client CPU per request of EnvClient's candidate transports);
 - ``executor``: ``executor_scaling.py`` (stand-in LLM at a fixed 50 and 500 ms, and one whose latency
   grows with the requests in flight, calibrated from ``vllm_vs_hf.json``: this run's when ``engines`` ran);
-- ``memory``: ``env_plugins.py`` for the light envs, then for the heavy ones (textworld, sciworld) with
-  fewer sessions and tasks, merged into the same JSON; then ``jvm_heap.py`` (sciworld's JVM: live heap
-  against resident size over many resets) and ``sciworld_packing.py`` (sessions packed per JVM). Memory
-  per session is read after at least 200 resets (``--warm-resets``), not from a fresh JVM;
+- ``memory``: ``sciworld_packing.py`` (sessions packed per JVM), then ``env_plugins.py`` for the light envs,
+  then for the heavy ones (textworld, sciworld) with fewer sessions and tasks, merged into the same JSON;
+  then ``jvm_heap.py`` (sciworld's JVM: live heap against resident size over many resets). Memory per
+  session is read after at least 200 resets (``--warm-resets``), not from a fresh JVM; a full run writes
+  each env's footprint (what a pod requests) to its plugin's ``footprints.json`` (``--write-footprints``);
 - ``envs``: ``search_retrieval.py`` (BM25 shared by several servers) and ``webarena_env.py`` (a real
   browser per server; memory per session after 200 resets). The full webarena run refuses to start on a
   machine whose load average exceeds its cores: run it on a quiet one; then ``maze_observation_ceiling.py``
@@ -86,6 +88,7 @@ ESTIMATE_S: dict[str, tuple[float, float]] = {
     "vllm_vs_hf.py": (360, 120),
     "service_throughput.py": (240, 30),
     "serve_workers.py": (200, 30),
+    "agentgym_textcraft.py": (420, 20),
     "env_client_transports.py": (120, 15),
     "executor_scaling.py": (720, 30),
     "env_plugins.py light": (150, 20),
@@ -127,7 +130,8 @@ def labelled_commands(part: str, args: argparse.Namespace, out: Path) -> list[tu
     if part == "engines":
         return [script("vllm_vs_hf.py", python=args.vllm_python or py)]
     if part == "service":
-        return [script("service_throughput.py"), script("serve_workers.py"), script("env_client_transports.py")]
+        service = [script("service_throughput.py"), script("serve_workers.py"), script("agentgym_textcraft.py")]
+        return [*service, script("env_client_transports.py")]
     if part == "executor":
         fresh = ["--vllm-result", str(out / "vllm_vs_hf.json")] if getattr(args, "engines_ran", False) else []
         return [script("executor_scaling.py", *fresh)]

@@ -1241,6 +1241,64 @@ def from_scratch_section(recipe: Json | None, seeds: Json | None, tiny: Json | N
     return lines
 
 
+def agentgym_section(compared: Json | None) -> list[str]:
+    """agenthub's TextCraft server beside AgentGym's own (benchmarks/agentgym_textcraft.py)."""
+    lines = ["## 14. Env service: agenthub's TextCraft server beside AgentGym's", ""]
+    if compared is None:
+        missing = "Not measured: agentgym_textcraft.json is missing (`python benchmarks/agentgym_textcraft.py`)."
+        return [*lines, missing, ""]
+    settings, machine, baseline = compared.get("settings", {}), compared.get("machine", {}), compared["baseline"]
+    rows = []
+    for cell in compared.get("cells", {}).values():
+        ours, theirs = cell["agenthub"], cell["agentgym"]
+        busy = cell["busy_loops"]
+        rows.append(
+            [
+                f"{cell['workload']} ({cell['steps_per_episode']} steps)",
+                str(cell["concurrency"]),
+                str(busy) if busy else "none",
+                f"**{cell['ratio_median']:.2f}x** ({cell['ratio_min']:.2f} to {cell['ratio_max']:.2f})",
+                f"{num(ours['steps_per_s'])} / {num(theirs['steps_per_s'])}",
+                f"{ms(ours['step_p50_ms'])} / {ms(theirs['step_p50_ms'])}",
+                f"{ms(ours['step_p99_ms'])} / {ms(theirs['step_p99_ms'])}",
+                f"{ours['server_cpu_ms_per_step']:.3f} / {theirs['server_cpu_ms_per_step']:.3f}",
+            ]
+        )
+    pinned = compared.get("server_cores")
+    where = (
+        f"the servers and the busy loops pinned to core {', '.join(map(str, pinned))} and the client to the others"
+        if pinned
+        else "nothing pinned (one core)"
+    )
+    lines += [
+        f"`benchmarks/agentgym_textcraft.py`, {machine.get('cpus')} cores, load average "
+        f"{_load(machine.get('load_average_1_5_15_before'))} at the start, finished {result_date(compared)}: "
+        f"AgentGym's own TextCraft server (its FastAPI app under uvicorn, `{baseline['path']}` at "
+        f"`{baseline['commit'][:12]}`, vendored verbatim in `{baseline['vendored_at']}`) and `agenthub serve "
+        f"env=textcraft` (one process), the same client for both (`lean_http`), every step `{compared['action']}`; "
+        f"{where}. `episodes`: create, steps, close; `reused`: one session a connection, reset every 64 steps "
+        f"(AgentGym-RL's client). {settings.get('rounds')} rounds of {settings.get('seconds')} s a cell, both "
+        "servers in each round in alternating order; the ratio is agenthub's steps/s over AgentGym's, per round: "
+        "its median and range. Steps/s and latencies are medians over the rounds.",
+        "",
+        *table(
+            [
+                "workload",
+                "sessions",
+                "busy loops on the servers' core",
+                "agenthub / AgentGym (range)",
+                "steps/s, agenthub / AgentGym",
+                "p50 ms",
+                "p99 ms",
+                "server CPU ms/step",
+            ],
+            rows,
+        ),
+        "",
+    ]
+    return lines
+
+
 def serve_workers_section(workers: Json | None) -> list[str]:
     """``agenthub serve workers=N`` against one worker, from interleaved rounds (benchmarks/serve_workers.py)."""
     lines = ["## 11. Env service: `agenthub serve workers=N` against one worker", ""]
@@ -1431,6 +1489,7 @@ def render(results: Path, docs: Path) -> str:
         *ray_scaling_section(results, docs),
         *action_parsing_section(results, docs),
         *serve_workers_section(load(results, "serve_workers.json")),
+        *agentgym_section(load(results, "agentgym_textcraft.json")),
         *device_times_section(load(results, "device_times.json")),
         *from_scratch_section(
             load(results, "agentgym_recipe.json"),

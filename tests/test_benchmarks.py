@@ -286,3 +286,33 @@ def test_search_benchmark_generates_its_corpus_once_and_never_repeats_a_query(
     assert generated_corpus(2000, seed=3) == corpus and corpus.stat().st_mtime_ns == mtime  # cached, not rewritten
     queries = distinct_queries(corpus, 500)
     assert len(queries) == len(set(queries)) == 500
+
+
+def test_agentgym_textcraft_benchmark_quick_mode_plays_both_servers(tmp_path: Path) -> None:
+    """AgentGym's own server (vendored at a pinned commit) and agenthub's, through the same client, in every cell."""
+    run_benchmark("agentgym_textcraft.py", "--quick", "--out", str(tmp_path))
+    report = json.loads((tmp_path / "agentgym_textcraft.json").read_text())
+    assert report["baseline"]["commit"] == "3ef9235d23e68e7c2920c5422ad957dc8ced5c6c"
+    cells = report["cells"]
+    assert set(cells) == {
+        f"{workload} c={c}" + (" busy=1" if busy else "")
+        for workload in ("episodes", "reused")
+        for c in (1, 4)
+        for busy in (0, 1)
+    }
+    for cell in cells.values():
+        for side in ("agenthub", "agentgym"):
+            figures = cell[side]
+            assert figures["steps_per_s"] > 0 and figures["step_p50_ms"] <= figures["step_p99_ms"], (side, cell)
+            assert figures["server_cpu_ms_per_step"] > 0, (side, cell)
+        assert cell["ratio_median"] == cell["ratio_per_round"][0] > 0
+
+
+def test_agentgym_errors_answered_with_200_are_not_counted_as_steps() -> None:
+    """AgentGym's wrapper answers a failure with status 200 and {"error": ...}: the benchmark stops on it."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from agentgym_textcraft import _answered  # a benchmarks/ module
+
+    assert _answered({"observation": "Inventory: "}, "a step") == {"observation": "Inventory: "}
+    with pytest.raises(RuntimeError, match="refused a step: The id 7 is not valid"):
+        _answered({"error": "The id 7 is not valid."}, "a step")
