@@ -11,12 +11,12 @@ prebuilt bytes, so the client costs far less than either server):
   (AgentGym-RL's own client, which keeps its env ids and resets them).
 
 Every step sends ``inventory``, a valid command in both games (each answers with the inventory), so the
-servers do the same kind of work per step. Cells: each workload at 1 and 64 sessions, alone and with 1 and 4 processes spinning
-on the servers' core (``--busy-loops``: a shared machine, as a training node's is). Where the machine has
-two cores or more, the servers and the busy loops are pinned to the last core and the client to the others
-(``os.sched_setaffinity``), so the client's CPU is not taken from a server's. A round measures every cell
-on both servers, in an order that alternates between rounds; the ratio agenthub / AgentGym (steps/s) is
-taken per round, and its median and spread over rounds are reported.
+servers do the same kind of work per step. Cells: each workload at 1 and 64 sessions, alone and with 1 and
+4 processes spinning on the servers' core (``--busy-loops``: a shared machine, as a training node's is).
+Where the machine has two cores or more, the servers and the busy loops are pinned to the last core and the
+client to the others (``os.sched_setaffinity``), so the client's CPU is not taken from a server's. A round
+measures every cell on both servers, in an order that alternates between rounds; the ratio agenthub /
+AgentGym (steps/s) is taken per round, and its median and spread over rounds are reported.
 
     python benchmarks/agentgym_textcraft.py [--rounds 5] [--seconds 3] [--busy-loops 1 4]
     python benchmarks/agentgym_textcraft.py --quick     # smoke run; writes to a temp dir

@@ -29,6 +29,17 @@ ROOT = Path(__file__).resolve().parents[1]
 STARTED = datetime.now(UTC).isoformat(timespec="seconds")
 LOAD_AT_START = [round(x, 2) for x in os.getloadavg()]
 """Taken when a benchmark imports this module, at its top: the run's start and the load it began under."""
+QUIET_LOAD = 2.0
+"""A result is measured on a quiet machine when the 1-minute load average at its start was below this: the
+2-core machine's neighbours, or the previous benchmark's tail, otherwise take the cores it times."""
+
+
+def started_quiet(block: Mapping[str, Any]) -> bool | None:
+    """Whether a provenance block's run began under :data:`QUIET_LOAD`; None when it recorded no load."""
+    load = block.get("load_average_start")
+    return None if not load else float(load[0]) < QUIET_LOAD
+
+
 REQUIRED = ("commit", "started", "finished", "load_average_start", "load_average_end", "settings", "code", "digest")
 
 # For each result (its JSON's stem): the code its figures depend on, besides its own script.

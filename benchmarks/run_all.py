@@ -66,7 +66,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import summarize  # a sibling module of this script
+import summarize  # sibling modules of this script
+from provenance import QUIET_LOAD
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -297,7 +298,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--settle-max-s", type=float, default=300, help="the longest such wait (default 300 s)")
     args = parser.parse_args(argv)
     if args.settle_load is None and not args.quick:
-        args.settle_load = 2.0
+        args.settle_load = QUIET_LOAD
     if args.list and args.out is None:  # nothing is written: no temp dir to leave behind
         args.out = Path(tempfile.gettempdir()) / "agenthub-bench-all-(a new folder)" if args.quick else RESULTS
     if args.out is None:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from provenance import freshness
+from provenance import QUIET_LOAD, freshness, started_quiet
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -1402,6 +1402,8 @@ def freshness_section(results: Path, learning_path: Path) -> list[str]:
         block = result.get("provenance") or {}
         if block.get("settings", {}).get("quick"):
             mark += ", `--quick` (small samples)"
+        if started_quiet(block) is False:
+            mark += f", **started under load** (at or above {QUIET_LOAD:g}: re-run it on a quiet machine)"
         started = block.get("started") or block.get("measured_at") or result.get("measured_at")
         when = f"{started or '-'} to {block.get('finished') or '-'}"
         commit = "-" if fresh.commit is None else fresh.commit[:10] + ("+changes" if "+" in fresh.commit else "")
@@ -1416,7 +1418,8 @@ def freshness_section(results: Path, learning_path: Path) -> list[str]:
         "(`MEASURED_CODE`) and a digest of its figures. A result is **stale** when a field is missing, when "
         "its figures were edited after its script wrote them, or when the measured code on disk differs from "
         "the fingerprint; this column is rendered from those checks, not written by hand. Re-run a stale "
-        "result's benchmark before quoting it.",
+        f"result's benchmark before quoting it. A result whose run began at a load average of {QUIET_LOAD:g} or "
+        "more is marked as started under load: its figures may measure the machine's other work.",
         "",
         *table(["result", "commit", "measured (start to end)", "load average at start", "state", "why"], rows),
         "",

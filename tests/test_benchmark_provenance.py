@@ -191,6 +191,35 @@ def test_a_readme_under_the_measured_code_does_not_make_a_result_stale_from_vers
     assert provenance.freshness("speed", old, root=repo).state == "stale"
 
 
+def test_a_declared_footprint_under_the_measured_code_does_not_make_a_result_stale_from_version_4(repo: Path) -> None:
+    """A memory benchmark writes footprints.json into the plugin it measured: an output, not measured code."""
+    (repo / "core" / "footprints.json").write_text('{"envs": {}}')
+    result = measured_in(repo)
+    (repo / "core" / "footprints.json").write_text('{"envs": {"x": {"base_mib": 80.5}}}')
+    assert provenance.freshness("speed", result, root=repo).state == "current"
+    old_block = {**result["provenance"], "fingerprint": 3}
+    old_block["code"] = provenance.code_fingerprint(["benchmarks/speed.py", "core"], repo, version=3)
+    old = {**result, "provenance": old_block}
+    (repo / "core" / "footprints.json").write_text('{"envs": {"x": {"base_mib": 81.0}}}')
+    assert provenance.freshness("speed", old, root=repo).state == "stale"  # version 3 counted it
+
+
+def test_the_page_marks_a_result_that_started_under_load(tmp_path: Path) -> None:
+    import summarize  # a benchmarks/ module
+
+    quiet, loaded = [1.99, 3.0, 3.0], [2.0, 0.5, 0.5]
+    assert provenance.started_quiet({"load_average_start": quiet}) is True
+    assert provenance.started_quiet({"load_average_start": loaded}) is False
+    assert provenance.started_quiet({}) is None
+    for name, load in (("quiet", quiet), ("loaded", loaded)):
+        body: dict[str, Any] = {"rows": [1]}
+        block = {"load_average_start": load, "started": "2026-01-01T00:00:00+00:00", "digest": provenance.digest(body)}
+        (tmp_path / f"{name}.json").write_text(json.dumps({**body, "provenance": block}))
+    rows = {line.split(" | ")[0].strip("| "): line for line in summarize.freshness_section(tmp_path, tmp_path / "x")
+            if line.startswith("| ") and ".json" in line}  # fmt: skip
+    assert "started under load" in rows["loaded.json"] and "started under load" not in rows["quiet.json"]
+
+
 def test_a_result_measured_on_uncommitted_changes_stays_current_once_they_are_committed(repo: Path) -> None:
     (repo / "core" / "server.py").write_text("v2")
     result = measured_in(repo)
