@@ -606,7 +606,60 @@ def memory_section(memory: Json | None, results: Path, docs: Path) -> list[str]:
     )
     lines += ["", *notes] if notes else []
     lines += jvm_heap_lines(load(results, "jvm_heap.json"))
+    lines += declared_footprint_lines()
     return [*lines, "", *image(results, docs, "env_plugins.png", "env plugins: latency and memory"), ""]
+
+
+def _measured(value: Any) -> str:
+    if isinstance(value, dict):
+        return "(" + ", ".join(f"{key}: {_measured(v)}" for key, v in value.items()) + ")"
+    return f"{value:,.2f}" if isinstance(value, float) else str(value)
+
+
+def declared_footprint_lines() -> list[str]:
+    """What each installed env plugin declares a server costs: its footprints.json, which the memory benchmarks
+    wrote from their results (``--write-footprints``), and the pod that ``agenthub deploy k8s`` sizes from it."""
+    from agenthub import get_plugin_host
+    from agenthub.deploy.k8s import K8sConfig, memory_mib, pod_sessions
+    from agenthub.errors import PluginError
+    from agenthub.measured_footprints import FOOTPRINTS_FILE, read_footprints
+
+    host, rows = get_plugin_host(), []
+    for spec in sorted(host.envs, key=lambda spec: spec.name):
+        name = spec.name
+        if not isinstance(spec.factory, str):
+            continue
+        package = spec.factory.partition(":")[0].rpartition(".")[0]
+        try:
+            entry = read_footprints(package).get(name)
+        except PluginError:
+            entry = None
+        if not entry:
+            continue
+        config = K8sConfig(env=name)
+        sessions = pod_sessions(spec, config)
+        request, limit, _ = memory_mib(spec, config, sessions)
+        measured = ", ".join(f"{key} {_measured(value)}" for key, value in entry.get("measured", {}).items())
+        rows.append(
+            [
+                name,
+                f"{entry['base_mib']:g}",
+                f"{entry['per_session_mib']:g}",
+                f"{sessions}: {request:,} / {limit:,} Mi",
+                f"{entry.get('source', '-')}: {measured}",
+            ]
+        )
+    if not rows:
+        return []
+    return [
+        "",
+        f"Declared footprints: each env plugin's `{FOOTPRINTS_FILE}`, written by `env_plugins.py --write-footprints` "
+        "(webarena: `webarena_env.py --write-footprints`) from the figures above, rounded up; what "
+        "`agenthub deploy k8s` requests for a pod (the server, its sessions and 64 MiB of slack; the limit 1.5 "
+        "times that) and the Ray backend reserves.",
+        "",
+        *table(["env", "server MiB", "a session MiB", "pod at its max_sessions: request / limit", "measured"], rows),
+    ]
 
 
 def jvm_heap_lines(heap: Json | None) -> list[str]:
