@@ -61,6 +61,11 @@ MEASURED_CODE: dict[str, tuple[str, ...]] = {
         "benchmarks/llm_stand_in.py",
         "benchmarks/results/vllm_vs_hf.json",
     ),
+    "importer_tables": (
+        "core/agenthub/textarena_import.py",
+        "core/agenthub/reasoning_gym_import.py",
+        "core/agenthub/testing/conformance.py",
+    ),
     "jvm_heap": ("plugins/envs/sciworld",),
     "maze_observation_ceiling": ("plugins/envs/maze",),
     "ray_scaling": ("core/agenthub/rollout", "core/agenthub/service"),

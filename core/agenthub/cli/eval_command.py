@@ -412,12 +412,12 @@ def _public(settings: dict[str, Any]) -> dict[str, Any]:
 def print_report(
     report: EvalReport, config: EvalConfig, agent_name: str, run_dir: Path, players: dict[int, str] | None = None
 ) -> None:
-    from rich.console import Console
     from rich.table import Table
 
+    from agenthub.cli.closed_pipe import console as pipe_console
     from agenthub.failure_reasons import print_failure_reasons
 
-    console = Console(markup=False)  # env and agent names, task ids and paths are text, not rich markup
+    console = pipe_console(markup=False)  # env and agent names, task ids and paths are text, not rich markup
     overall = report.overall()
     pass_columns = [f"pass@{k}" for k in report.ks]
     against = f" · opponent {config.opponent} (not scored)" if config.opponent is not None else ""

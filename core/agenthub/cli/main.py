@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from agenthub._version import __version__
+from agenthub.cli.closed_pipe import closed_pipe
 from agenthub.errors import AgenthubError, UnknownNameError
 from agenthub.plugins import get_plugin_host
 
@@ -45,12 +46,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args._run(args))
+        code = int(args._run(args))
+        sys.stdout.flush()  # a closed pipe shows here, not at exit where Python can only print a traceback
+        return code
     except AgenthubError as exc:
         print(f"agenthub {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return closed_pipe()
 
 
 if __name__ == "__main__":

@@ -48,9 +48,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console  # imported here, not for `agenthub --help`
-    from rich.table import Table
+    from rich.table import Table  # imported here, not for `agenthub --help`
     from rich.text import Text
+
+    from agenthub.cli.closed_pipe import console
 
     host = get_plugin_host()
     records = sorted(host.records.values(), key=lambda r: (not r.builtin, r.name))
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         status = Text("importer") if i["version"] else Text("not installed", style="yellow")
         cells = (i["name"], i["distribution"], i["version"] or "-", f"env: {i['registered']['env'][0]}")
         table.add_row(*map(Text, cells), status)
-    Console(soft_wrap=True).print(table)
+    console(soft_wrap=True).print(table)
     for i in importers:
         if not i["version"]:  # the install command on a line of its own, unwrapped, to copy and paste
             print(f"{i['name']}: {i['status']}")
