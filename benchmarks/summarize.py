@@ -1300,7 +1300,8 @@ def agentgym_section(compared: Json | None) -> list[str]:
     if compared is None:
         missing = "Not measured: agentgym_textcraft.json is missing (`python benchmarks/agentgym_textcraft.py`)."
         return [*lines, missing, ""]
-    settings, machine, baseline = compared.get("settings", {}), compared.get("machine", {}), compared["baseline"]
+    settings = (compared.get("provenance") or {}).get("settings", {})
+    machine, baseline = compared.get("machine", {}), compared["baseline"]
     rows = []
     for cell in compared.get("cells", {}).values():
         ours, theirs = cell["agenthub"], cell["agentgym"]
@@ -1326,7 +1327,7 @@ def agentgym_section(compared: Json | None) -> list[str]:
     lines += [
         f"`benchmarks/agentgym_textcraft.py`, {machine.get('cpus')} cores, load average "
         f"{_load(machine.get('load_average_1_5_15_before'))} at the start, finished {result_date(compared)}: "
-        f"AgentGym's own TextCraft server (its FastAPI app under uvicorn, `{baseline['path']}` at "
+        f"AgentGym's own TextCraft server (its FastAPI app: `{baseline['path']}` at "
         f"`{baseline['commit'][:12]}`, vendored verbatim in `{baseline['vendored_at']}`) and `agenthub serve "
         f"env=textcraft` (one process), the same client for both (`lean_http`), every step `{compared['action']}`; "
         f"{where}. `episodes`: create, steps, close; `reused`: one session a connection, reset every 64 steps "
@@ -1349,6 +1350,16 @@ def agentgym_section(compared: Json | None) -> list[str]:
         ),
         "",
     ]
+    rounds = [(ratio, key) for key, cell in compared.get("cells", {}).items() for ratio in cell["ratio_per_round"]]
+    if rounds:
+        lowest, where = min(rounds)
+        lines += [
+            f"The lowest ratio of any round: **{lowest:.2f}x** ({where}); agenthub's server "
+            f"{'was faster than' if lowest > 1 else 'was not always faster than'} AgentGym's in every round of "
+            "every cell. Busy loops widen the range: a round's two cells can land on different shares of the "
+            "servers' core.",
+            "",
+        ]
     return lines
 
 
