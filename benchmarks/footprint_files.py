@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agenthub import EnvSpec
-from agenthub.measured_footprints import FOOTPRINTS_FILE
+from agenthub.measured_footprints import FOOTPRINTS_FILE, package_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,10 +27,7 @@ def round_up(value: float, step: float) -> float:
 
 def footprints_path(spec: EnvSpec) -> Path:
     """The ``footprints.json`` beside the code of the package that holds ``spec``'s factory."""
-    if not isinstance(spec.factory, str):
-        raise ValueError(f"env {spec.name!r}: its factory is not a 'package.module:attribute' string")
-    module = spec.factory.partition(":")[0]
-    package = module.rpartition(".")[0] or module
+    package = package_of(spec)
     found = importlib.util.find_spec(package)
     if found is None or not found.submodule_search_locations:
         raise ValueError(f"env {spec.name!r}: cannot find package {package!r} on disk")

@@ -622,16 +622,13 @@ def declared_footprint_lines() -> list[str]:
     from agenthub import get_plugin_host
     from agenthub.deploy.k8s import K8sConfig, memory_mib, pod_sessions
     from agenthub.errors import PluginError
-    from agenthub.measured_footprints import FOOTPRINTS_FILE, read_footprints
+    from agenthub.measured_footprints import FOOTPRINTS_FILE, package_of, read_footprints
 
     host, rows = get_plugin_host(), []
     for spec in sorted(host.envs, key=lambda spec: spec.name):
         name = spec.name
-        if not isinstance(spec.factory, str):
-            continue
-        package = spec.factory.partition(":")[0].rpartition(".")[0]
         try:
-            entry = read_footprints(package).get(name)
+            entry = read_footprints(package_of(spec)).get(name)
         except PluginError:
             entry = None
         if not entry:

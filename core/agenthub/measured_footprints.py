@@ -22,7 +22,7 @@ from importlib import resources
 from typing import Any
 
 from agenthub.errors import PluginError
-from agenthub.specs import Footprint
+from agenthub.specs import EnvSpec, Footprint
 
 FOOTPRINTS_FILE = "footprints.json"
 SIZING_KEYS = ("base_mib", "per_session_mib", "cpus", "source")
@@ -30,6 +30,14 @@ SIZING_KEYS = ("base_mib", "per_session_mib", "cpus", "source")
 
 def _remeasure(env: str) -> str:
     return f"re-measure it with `python benchmarks/env_plugins.py --write-footprints {env}` from a checkout"
+
+
+def package_of(spec: EnvSpec) -> str:
+    """The package whose ``footprints.json`` holds ``spec``'s figures: that of its factory's module."""
+    if not isinstance(spec.factory, str):
+        raise PluginError(f"env {spec.name!r}: its factory is a callable, not 'package.module:attribute'")
+    module = spec.factory.partition(":")[0]
+    return module.rpartition(".")[0] or module
 
 
 def read_footprints(package: str) -> dict[str, Any]:

@@ -399,9 +399,7 @@ def test_each_env_plugin_reads_its_footprint_from_the_file_its_benchmark_wrote()
     records what the benchmark measured (the raw figures it rounded up)."""
     for name in (*MEASURED_BY_ENV_PLUGINS, "webarena"):
         spec = get_plugin_host().env(name)
-        assert isinstance(spec.factory, str)
-        package = spec.factory.partition(":")[0].rpartition(".")[0]
-        entry = measured_footprints.read_footprints(package)[name]
+        entry = measured_footprints.read_footprints(measured_footprints.package_of(spec))[name]
         assert (spec.footprint.base_mib, spec.footprint.per_session_mib) == (
             entry["base_mib"],
             entry["per_session_mib"],
