@@ -54,6 +54,18 @@ class VerySlowEnv(SlowEnv):
         super().__init__(delay)
 
 
+class SlowResetEnv(SlowEnv):
+    """A reset (the create of a session) that blocks for 0.5 s: time to cancel a create in flight."""
+
+    name = "slowreset"
+
+    def reset(
+        self, *, task_id: TaskId | None = None, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        time.sleep(0.5)
+        return super().reset(task_id=task_id, seed=seed, options=options)
+
+
 class FailingEnv:
     """Raises on the action 'explode', like an environment bug."""
 

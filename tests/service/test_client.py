@@ -12,6 +12,11 @@ import pytest
 
 from agenthub import EnvClient, LocalServer, SyncEnvClient
 from agenthub.errors import EnvServerUnavailableError, EnvServiceError, ServerBusyError, SessionNotFoundError
+from agenthub.service.launcher import ThreadedServer
+from agenthub.service.server import spec_from_factory
+from agenthub.service.settings import ServiceSettings
+
+from .envs import SlowResetEnv
 
 pytestmark = pytest.mark.anyio
 
@@ -42,6 +47,22 @@ async def test_503_is_retried_until_a_slot_frees() -> None:
             await releaser
             assert second.task_id == 2
             await second.close()
+
+
+async def test_a_create_cancelled_in_flight_closes_the_session_the_server_made() -> None:
+    """An episode cancelled while its session is being built must not hold the server's only slot."""
+    settings = ServiceSettings(max_sessions=1)
+    with ThreadedServer(spec_from_factory(SlowResetEnv), settings) as server:
+        async with EnvClient(server.url, retries=0) as client:
+            creating = asyncio.create_task(client.create_session())
+            await asyncio.sleep(0.2)  # the request is at the server, inside the 0.5 s reset
+            creating.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await creating
+            session = await client.create_session()  # the one slot is free again: no 503
+            assert (await client.health())["sessions"] == 1
+            await session.close()
+            assert (await client.health())["sessions"] == 0
 
 
 async def test_503_surfaces_as_server_busy_when_retries_run_out() -> None:

@@ -16,6 +16,7 @@ How a request travels (aiohttp, or an httpx transport) is :mod:`agenthub.service
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import secrets
 from collections.abc import Mapping
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 
 _RETRY_STATUSES = frozenset({429, 503})
 _MAX_RETRY_AFTER_S = 10.0
+# How long a cancelled create waits for the server's answer, to close the session it made.
+_CANCELLED_CREATE_GRACE_S = 5.0
 
 
 def _error_from(response: Answer) -> EnvServiceError:
@@ -202,7 +205,29 @@ class EnvClient(AbstractAsyncContextManager["EnvClient", None]):
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> RemoteSession:
+        """A new session. Cancelled while the server builds it, the create still closes what it made.
+
+        Otherwise a create cancelled in flight (an episode timeout, a consumer that stopped early) leaves
+        a session on the server that nobody will close: it holds one of the server's ``max_sessions``
+        until its TTL, and a server sized to its pool's concurrency then answers every new create 503.
+        """
         body = {"task_id": task_id, "split": split, "seed": seed, "options": dict(options or {})}
+        creating = asyncio.ensure_future(self._create(body, task_id))
+        try:
+            return await asyncio.shield(creating)
+        except asyncio.CancelledError:
+            await self._close_once_created(creating)
+            raise
+
+    async def _close_once_created(self, creating: asyncio.Future[RemoteSession]) -> None:
+        try:
+            session = await asyncio.wait_for(creating, timeout=_CANCELLED_CREATE_GRACE_S)
+        except Exception:  # refused, unreachable or too slow: nothing to close here (the TTL reaps the last)
+            return
+        with contextlib.suppress(EnvServiceError, EnvServerUnavailableError):
+            await session.close()
+
+    async def _create(self, body: dict[str, Any], task_id: TaskId | None) -> RemoteSession:
         response = await self._request("POST", "/v1/sessions", json=body, idempotent=False)
         data = response.json()
         session_id = data["session_id"]

@@ -90,6 +90,7 @@ def ray_session() -> Iterator[Any]:
     shims = str(Path(__file__).parent / "shims")  # the vLLM import shim, for the pickled SamplingParams
     os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # Ray 2.55 warns without it (no GPUs here)
     ray.init(
+        address="local",  # a new Ray of its own: never a cluster another job on this machine started
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
