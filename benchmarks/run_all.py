@@ -5,6 +5,7 @@
     python benchmarks/run_all.py                      # about 2.5 hours on 2 quiet cores, 1 h of it importers
     python benchmarks/run_all.py --quick              # smoke run of every part; everything in a temp dir
     python benchmarks/run_all.py --only service executor
+    python benchmarks/run_all.py --only memory envs --scripts env_plugins.py webarena_env.py
     python benchmarks/run_all.py --trl-python /tmp/venv-trl/bin/python   # learning too: about 65 minutes more
     python benchmarks/run_all.py --vllm-python /tmp/venv-vllm/bin/python # vLLM against hf too: ~6 minutes more
 
@@ -62,6 +63,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -114,8 +116,14 @@ ESTIMATE_S: dict[str, tuple[float, float]] = {
 
 
 def commands(part: str, args: argparse.Namespace, out: Path) -> list[list[str]]:
-    """The subprocess command lines of one part."""
-    return [command for _, command in labelled_commands(part, args, out)]
+    """The subprocess command lines of one part (only those of ``--scripts`` when it names any)."""
+    return [command for _, command in labelled_commands(part, args, out) if selected(command, args)]
+
+
+def selected(command: list[str], args: argparse.Namespace) -> bool:
+    """Whether ``--scripts`` (none: every script) names the benchmark script ``command`` runs."""
+    wanted: list[str] | None = getattr(args, "scripts", None)
+    return not wanted or Path(command[1]).name in wanted
 
 
 def labelled_commands(part: str, args: argparse.Namespace, out: Path) -> list[tuple[str, list[str]]]:
@@ -204,6 +212,8 @@ def list_parts(args: argparse.Namespace, out: Path) -> str:
     for part in args.only:
         lines.append(f"{part}:")
         for key, command in labelled_commands(part, args, out):
+            if not selected(command, args):
+                continue
             seconds = ESTIMATE_S[key][1 if args.quick else 0]
             total += seconds
             shown = " ".join(os.path.relpath(c, ROOT) if c.startswith(str(ROOT)) else c for c in command[1:])
@@ -264,6 +274,12 @@ def run_part(part: str, args: argparse.Namespace, out: Path, run: str) -> list[d
     return steps
 
 
+def ran_by(step: Mapping[str, Any], scripts: list[str]) -> bool:
+    """Whether an earlier step (``python benchmarks/NAME.py ...``) ran one of ``scripts``."""
+    words = str(step.get("command", "")).split()
+    return len(words) > 1 and Path(words[1]).name in scripts
+
+
 def relative(path: Path) -> str:
     """A path under the checkout relative to it (``run_all.json`` is committed), else absolute."""
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
@@ -284,6 +300,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--vllm-python", default=None, help="a Python with vLLM (its own venv), for the engines part (vllm_vs_hf.py)"
+    )
+    parser.add_argument(
+        "--scripts",
+        nargs="+",
+        default=None,
+        metavar="SCRIPT",
+        help="within the --only parts, run only these scripts (e.g. env_plugins.py webarena_env.py); the part's "
+        "other steps keep their record from the call that ran them",
     )
     parser.add_argument(
         "--list", action="store_true", help="print the parts, their commands and rough durations; run nothing"
@@ -329,13 +353,14 @@ def main(argv: list[str] | None = None) -> int:
         "benchmarks": {},
     }
     record_path = out / "run_all.json"
+    earlier_steps: dict[str, list[dict[str, Any]]] = {}
     if record_path.is_file():  # parts not run this time keep their record, marked with the run that made it
         earlier = json.loads(record_path.read_text())
-        record["benchmarks"] = {
+        earlier_steps = {
             p: [{**step, "run": step.get("run")} for step in steps]  # None: a call from before runs were named
             for p, steps in earlier.get("benchmarks", {}).items()
-            if p not in args.only
         }
+        record["benchmarks"] = {p: steps for p, steps in earlier_steps.items() if p not in args.only}
     args.learning_python = trl_python(args) if "learning" in args.only else None
     args.vllm_python = vllm_python(args) if "engines" in args.only else None
     args.agentgym_ready = imports(args.learning_python, AGENTGYM_MODULES)
@@ -361,7 +386,9 @@ def main(argv: list[str] | None = None) -> int:
                 "file": relative(out / "trl_learning.json"),
                 "note": f"Measured in this run, {now()}.",
             }
-        record["benchmarks"][part] = run_part(part, args, out, record["started"])
+        not_rerun = [s for s in earlier_steps.get(part, []) if args.scripts and not ran_by(s, args.scripts)]
+        part_steps = [*not_rerun, *run_part(part, args, out, record["started"])]
+        record["benchmarks"][part] = sorted(part_steps, key=lambda step: str(step.get("started", "")))
         args.engines_ran = args.engines_ran or part == "engines"
     for kept in ("learning", "engines", "agentgym"):
         if kept not in record and record_path.is_file():

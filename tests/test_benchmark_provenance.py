@@ -266,6 +266,16 @@ def test_run_all_lists_a_command_for_every_result_the_page_renders(capsys: pytes
     assert "total ~" in listed and "min" in listed
 
 
+def test_run_all_scripts_narrows_the_parts_to_the_named_scripts(capsys: pytest.CaptureFixture[str]) -> None:
+    import run_all  # a benchmarks/ module
+
+    argv = ["--list", "--only", "memory", "envs", "--scripts", "env_plugins.py", "webarena_env.py"]
+    assert run_all.main(argv) == 0
+    listed = capsys.readouterr().out
+    assert listed.count("benchmarks/env_plugins.py") == 2 and "benchmarks/webarena_env.py" in listed  # light, heavy
+    assert "sciworld_packing.py" not in listed and "search_retrieval.py" not in listed and "jvm_heap" not in listed
+
+
 def test_run_all_waits_for_the_load_to_settle_and_gives_up_after_its_limit(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -161,6 +161,39 @@ def test_run_all_quick_runs_a_part_as_a_subprocess_and_writes_its_record_and_sum
     assert "| guess |" in summary and "env_plugins.png" in summary
 
 
+def test_run_all_scripts_reruns_one_script_of_a_part_and_keeps_the_others_record(tmp_path: Path) -> None:
+    earlier_run = "2026-01-01T00:00:00+00:00"
+
+    def step(script: str, started: str) -> dict[str, object]:
+        return {
+            "command": f"python benchmarks/{script} --out x",
+            "returncode": 0,
+            "wall_s": 1.0,
+            "started": started,
+            "finished": started,
+            "load_average_before": [0.1, 0.1, 0.1],
+            "load_average_after": [0.1, 0.1, 0.1],
+            "waited_for_load_s": 0.0,
+            "run": earlier_run,
+        }
+
+    earlier = [
+        step("sciworld_packing.py", "2026-01-01T00:00:01+00:00"),
+        step("env_plugins.py", "2026-01-01T00:01:00+00:00"),
+        step("jvm_heap.py", "2026-01-01T00:02:00+00:00"),
+    ]
+    record = {"started": earlier_run, "finished": "2026-01-01T00:03:00+00:00", "benchmarks": {"memory": earlier}}
+    (tmp_path / "run_all.json").write_text(json.dumps(record))
+    run_benchmark(
+        "run_all.py", "--quick", "--only", "memory", "--scripts", "env_plugins.py", "--out", str(tmp_path), timeout=300
+    )
+    steps = json.loads((tmp_path / "run_all.json").read_text())["benchmarks"]["memory"]
+    scripts = [s["command"].split()[1] for s in steps]
+    assert scripts == ["benchmarks/sciworld_packing.py", "benchmarks/jvm_heap.py", "benchmarks/env_plugins.py"]
+    assert [s["run"] == earlier_run for s in steps] == [True, True, False]  # only env_plugins ran in this call
+    assert "--quick" in steps[-1]["command"] and steps[-1]["returncode"] == 0
+
+
 def test_jvm_heap_benchmark_quick_mode_reads_the_jvm_heap(tmp_path: Path) -> None:
     pytest.importorskip("agenthub_env_sciworld")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
