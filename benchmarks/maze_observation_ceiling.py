@@ -12,7 +12,11 @@ and on as many other train mazes (``held out``):
 - **greedy**: the rule "of the moves that do not bump into a wall, take one that most shortens the
   straight-line (Manhattan) distance to the goal": its agreement with the oracle, move by move, and its
   win rate as a policy on the ``test`` split (AgentGym's 25 double-T starts) and ``test-random``
-  within the recipe's 20 moves.
+  within the recipe's 20 moves;
+- **goal-blind walks**: policies that never read the goal, sampled: a random open move (what a start that
+  learnt only the walls plays), and a random open move that does not undo the last one unless it must
+  (walls plus the agent's own last move, both in its context). Their success on the ``test`` split and on
+  train mazes at the recipe's GRPO turn limits says what an agent can gain without comparing positions.
 
     python benchmarks/maze_observation_ceiling.py          # seconds; --mazes 500 as the recipe's oracle stage
     python benchmarks/maze_observation_ceiling.py --quick  # 50 mazes, to a temp dir
@@ -23,6 +27,7 @@ Writes benchmarks/results/maze_observation_ceiling.json.
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import tempfile
 from collections import Counter, defaultdict
@@ -76,11 +81,56 @@ def greedy_wins(task_ids: range, max_turns: int) -> int:
     return wins
 
 
+REVERSE = {"move up": "move down", "move down": "move up", "move left": "move right", "move right": "move left"}
+BLIND_HORIZONS = (8, 12, 16, 20)
+
+
+def blind_walk_success(task_ids: range, max_turns: int, samples: int, no_reverse: bool, seed: int = 0) -> float:
+    """Share of ``samples`` walks a task that reach the goal within ``max_turns`` without reading the goal."""
+    rng = random.Random(seed)
+    wins = 0
+    for task_id in task_ids:
+        maze = maze_for_task(task_id)
+        for _ in range(samples):
+            pos, last = maze.start, None
+            for _ in range(max_turns):
+                open_moves = [a for a in ACTIONS if maze.move(pos, a) != pos]
+                forward = [a for a in open_moves if not no_reverse or a != REVERSE.get(last or "")]
+                last = rng.choice(forward or open_moves)
+                pos = maze.move(pos, last)
+                if pos == maze.goal:
+                    wins += 1
+                    break
+    return round(wins / (len(task_ids) * samples), 4)
+
+
+def goal_blind(max_turns: int, train_tasks: int, samples: int) -> dict[str, object]:
+    test_ids = range(TEST.start, TEST.stop or 0)
+    train_ids = range(TRAIN.start, TRAIN.start + train_tasks)
+    return {
+        "samples_per_task": samples,
+        "train_tasks": train_tasks,
+        "test": {
+            "max_turns": max_turns,
+            "walls": blind_walk_success(test_ids, max_turns, samples, no_reverse=False),
+            "no_reverse": blind_walk_success(test_ids, max_turns, samples, no_reverse=True),
+        },
+        "train": [
+            {
+                "max_turns": horizon,
+                "walls": blind_walk_success(train_ids, horizon, samples, no_reverse=False),
+                "no_reverse": blind_walk_success(train_ids, horizon, samples, no_reverse=True),
+            }
+            for horizon in BLIND_HORIZONS
+        ],
+    }
+
+
 def best_table_share(tables: dict[object, Counter[str]], moves: int) -> float:
     return sum(counts.most_common(1)[0][1] for counts in tables.values()) / moves
 
 
-def measure(mazes: int, max_turns: int, random_tests: int) -> dict[str, object]:
+def measure(mazes: int, max_turns: int, random_tests: int, blind_samples: int = 40) -> dict[str, object]:
     seen = range(TRAIN.start, TRAIN.start + mazes)
     held_out = range(TRAIN.start + mazes, TRAIN.start + 2 * mazes)
     by_observation: dict[Observation, Counter[str]] = defaultdict(Counter)
@@ -127,6 +177,7 @@ def measure(mazes: int, max_turns: int, random_tests: int) -> dict[str, object]:
             "test_random_wins": greedy_wins(random_ids, max_turns),
             "test_random_tasks": random_tests,
         },
+        "goal_blind": goal_blind(max_turns, train_tasks=mazes, samples=blind_samples),
     }
 
 
@@ -135,17 +186,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mazes", type=int, default=500, help="train mazes of the demonstrations (the recipe's n)")
     parser.add_argument("--max-turns", type=int, default=20, help="the recipe's test max_turns")
     parser.add_argument("--random-tests", type=int, default=1000, help="test-random tasks the greedy rule plays")
-    parser.add_argument("--quick", action="store_true", help="50 mazes and 100 random tests, to a temp dir")
+    parser.add_argument("--blind-samples", type=int, default=40, help="goal-blind walks per task")
+    parser.add_argument("--quick", action="store_true", help="50 mazes, 100 random tests, 4 walks a task; temp dir")
     parser.add_argument("--out", type=Path, default=None, help=f"folder for the JSON (default {RESULTS})")
     args = parser.parse_args(argv)
     if args.quick:
-        args.mazes, args.random_tests = 50, 100
+        args.mazes, args.random_tests, args.blind_samples = 50, 100, 4
     out = args.out or (Path(tempfile.mkdtemp(prefix="maze-ceiling-")) if args.quick else RESULTS)
     out.mkdir(parents=True, exist_ok=True)
-    report = measure(args.mazes, args.max_turns, args.random_tests)
+    report = measure(args.mazes, args.max_turns, args.random_tests, args.blind_samples)
     write_result(out / "maze_observation_ceiling.json", report, args)
     seen, held, policy = report["demonstrations"], report["held_out"], report["greedy_policy"]
-    print(f"demonstrations: {seen}\nheld out: {held}\ngreedy policy: {policy}")
+    print(f"demonstrations: {seen}\nheld out: {held}\ngreedy policy: {policy}\ngoal-blind: {report['goal_blind']}")
     print(f"wrote {out / 'maze_observation_ceiling.json'}")
     return 0
 

@@ -399,13 +399,20 @@ def main(argv: list[str] | None = None) -> int:
     record["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     record_path.write_text(json.dumps(record, indent=2) + "\n")
     summarize.main(["--results", str(out), "--out", str(args.docs)])
-    failed_now = [p for p in args.only if any(s["returncode"] != 0 for s in record["benchmarks"].get(p, []))]
+    this_call = record["started"]
+    failed_now = [
+        p
+        for p in args.only
+        if any(s["returncode"] != 0 and s.get("run") == this_call for s in record["benchmarks"].get(p, []))
+    ]
     if failed_now:
         print(f"parts that failed in this run: {', '.join(failed_now)}", file=sys.stderr)
-    # Parts kept from an earlier run are reported with that run, and do not fail this one.
+    # Steps kept from an earlier run (a part not run, or a script --scripts left out) are reported with that
+    # run, and do not fail this one.
     for part, steps in record["benchmarks"].items():
-        if part not in args.only and any(s["returncode"] != 0 for s in steps):
-            runs = sorted({str(s.get("run") or "an unnamed earlier run") for s in steps if s["returncode"] != 0})
+        earlier_failures = [s for s in steps if s["returncode"] != 0 and s.get("run") != this_call]
+        if earlier_failures:
+            runs = sorted({str(s.get("run") or "an unnamed earlier run") for s in earlier_failures})
             print(f"note: part {part} failed in an earlier run ({', '.join(runs)}); re-run it with --only {part}")
     return 1 if failed_now else 0
 

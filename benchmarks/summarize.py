@@ -798,6 +798,31 @@ def maze_ceiling_lines(ceiling: Json | None) -> list[str]:
         "the walls (the recipe's SFT start matched 40-46% of moves) has not yet learnt to compare its position "
         "with the goal's, and memorising the demonstrations does not carry to other mazes.",
         "",
+        *goal_blind_lines(ceiling.get("goal_blind")),
+    ]
+
+
+def goal_blind_lines(blind: Json | None) -> list[str]:
+    """Walks that never read the goal: what the recipe can gain before its model compares positions."""
+    if blind is None:
+        return []
+    test = blind["test"]
+    rows = [["test (25 double-T starts)", str(test["max_turns"]), f"{test['walls']:.2f}", f"{test['no_reverse']:.2f}"]]
+    rows += [
+        [f"train ({blind['train_tasks']} mazes)", str(h["max_turns"]), f"{h['walls']:.2f}", f"{h['no_reverse']:.2f}"]
+        for h in blind["train"]
+    ]
+    return [
+        f"Policies that never read the goal, {blind['samples_per_task']} sampled walks a task: a random open move "
+        "(what a start that learnt only the walls plays), and one that does not undo its last move unless it "
+        "must (the walls and the agent's own last reply, both in its context):",
+        "",
+        *table(["tasks", "turn limit", "random open move", "never undo the last move"], rows),
+        "",
+        "Not undoing the last move is learnable without comparing positions, and is most of the gap between "
+        "a walls-only start and the test's ceiling; the turn limits of GRPO's schedule decide how often a "
+        "training group holds a win at all.",
+        "",
     ]
 
 
