@@ -34,7 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from agenthub_env_maze.grid import ACTIONS, Maze, Position
+from agenthub_env_maze.grid import ACTIONS, MOVES, Maze, Position
 from agenthub_env_maze.tasks import TEST, TEST_RANDOM, TRAIN, maze_for_task
 from provenance import write_result  # a sibling module of this script
 
@@ -81,7 +81,8 @@ def greedy_wins(task_ids: range, max_turns: int) -> int:
     return wins
 
 
-REVERSE = {"move up": "move down", "move down": "move up", "move left": "move right", "move right": "move left"}
+# The move that undoes each move, from the grid's own offsets.
+REVERSE = {a: b for a, (dr, dc) in MOVES.items() for b, offset in MOVES.items() if offset == (-dr, -dc)}
 BLIND_HORIZONS = (8, 12, 16, 20)
 
 

@@ -63,7 +63,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,10 +120,15 @@ def commands(part: str, args: argparse.Namespace, out: Path) -> list[list[str]]:
     return [command for _, command in labelled_commands(part, args, out) if selected(command, args)]
 
 
+def script_of(argv: Sequence[str]) -> str:
+    """The benchmark script a command line runs (``python benchmarks/NAME.py ...``): ``NAME.py``."""
+    return Path(argv[1]).name if len(argv) > 1 else ""
+
+
 def selected(command: list[str], args: argparse.Namespace) -> bool:
     """Whether ``--scripts`` (none: every script) names the benchmark script ``command`` runs."""
     wanted: list[str] | None = getattr(args, "scripts", None)
-    return not wanted or Path(command[1]).name in wanted
+    return not wanted or script_of(command) in wanted
 
 
 def labelled_commands(part: str, args: argparse.Namespace, out: Path) -> list[tuple[str, list[str]]]:
@@ -276,8 +281,7 @@ def run_part(part: str, args: argparse.Namespace, out: Path, run: str) -> list[d
 
 def ran_by(step: Mapping[str, Any], scripts: list[str]) -> bool:
     """Whether an earlier step (``python benchmarks/NAME.py ...``) ran one of ``scripts``."""
-    words = str(step.get("command", "")).split()
-    return len(words) > 1 and Path(words[1]).name in scripts
+    return script_of(str(step.get("command", "")).split()) in scripts
 
 
 def relative(path: Path) -> str:
