@@ -325,6 +325,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--settle-max-s", type=float, default=300, help="the longest such wait (default 300 s)")
     args = parser.parse_args(argv)
+    if args.scripts:
+        known = sorted({key.split()[0] for key in ESTIMATE_S})
+        unknown = [name for name in args.scripts if name not in known]
+        if unknown:
+            names = ", ".join(unknown)
+            parser.error(f"--scripts names no benchmark of run_all: {names}; choose from {', '.join(known)}")
     if args.settle_load is None and not args.quick:
         args.settle_load = QUIET_LOAD
     if args.list and args.out is None:  # nothing is written: no temp dir to leave behind

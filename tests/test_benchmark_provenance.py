@@ -274,6 +274,9 @@ def test_run_all_scripts_narrows_the_parts_to_the_named_scripts(capsys: pytest.C
     listed = capsys.readouterr().out
     assert listed.count("benchmarks/env_plugins.py") == 2 and "benchmarks/webarena_env.py" in listed  # light, heavy
     assert "sciworld_packing.py" not in listed and "search_retrieval.py" not in listed and "jvm_heap" not in listed
+    with pytest.raises(SystemExit):  # a typo runs nothing and says which names there are
+        run_all.main(["--list", "--scripts", "env_plugin.py"])
+    assert "--scripts names no benchmark of run_all: env_plugin.py; choose from" in capsys.readouterr().err
 
 
 def test_run_all_waits_for_the_load_to_settle_and_gives_up_after_its_limit(
