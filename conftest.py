@@ -71,7 +71,7 @@ MARKED_BY_NODE_ID = {
     re.compile(r"plugins/envs/search/tests/test_search_schema_fuzz\.py"): "slow",  # the same, two servers
     re.compile(r"tests/test_scaffold\.py::test_a_generated_plugin_installs"): "slow",  # pip installs a plugin
     # Each benchmark's quick mode in a subprocess, its JSON and plot; the stand-in LLM's own tests are quick.
-    re.compile(r"tests/test_benchmarks\.py::test_(?!the_stand_in|summary_without)"): "slow",
+    re.compile(r"tests/test_benchmarks\.py::test_(?!the_stand_in|summary_without|tiny_model_envs_reads)"): "slow",
     re.compile(r"tests/training/test_env_servers_ray\.py::test_a_ray_the_run_started"): "ray_cluster",  # starts Ray
 }
 

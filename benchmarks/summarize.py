@@ -1279,10 +1279,12 @@ def tiny_model_rows(tiny: Json) -> list[list[str]]:
             continue
         stopped = ", stopped at the budget" if r.get("stopped_at_budget") else ""
         test = r.get("test") or {}
+        refused_at_launch = r.get("runs_refused_at_launch", 0)
+        followed = f" (the run's own checks refused {refused_at_launch}x; followed)" if refused_at_launch else ""
         rows.append(
             [
                 r["env"],
-                f"{tiny['steps']} GRPO steps from scratch{': ' + settings if settings else ''}",
+                f"{tiny['steps']} GRPO steps from scratch{': ' + settings if settings else ''}{followed}",
                 f"{num(r.get('first_success'), 2)} -> {num(r.get('last_success'), 2)} "
                 f"({r['steps_done']} steps{stopped})",
                 num(test.get("success"), 2) if test.get("success") is not None else "-",

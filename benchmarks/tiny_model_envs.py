@@ -7,9 +7,13 @@ weights, a tokenizer trained on the spot), exactly as a user types it:
    names settings with which the oracle's episodes fit ("Settings with which the oracle's measured
    episodes fit: max_tokens=38 max_context=3177."): those are added and the dry run repeated, as a user
    following the refusal would. A refusal that names no such settings is recorded as the env's result.
+   A dry run whose checks did not run (measuring took over the trainer's time limit, as when an env
+   generates its games on first use) passes; the row records why they did not run.
 2. ``agenthub run trainer=trl env=E steps=30 <those settings>`` under a wall-clock budget per env
    (``--budget-min``). At the budget the run gets Ctrl-C: it ends ``interrupted`` with the steps it
-   finished recorded, and the row says how many it reached.
+   finished recorded, and the row says how many it reached. When the run itself refuses at launch with
+   settings to follow (its checks ran where the dry run's did not), they are followed and the run
+   started again, as at step 1.
 3. From the run's own record (``metrics.jsonl``): training success in the first and last 5 steps, the
    best step, and the test-split score the run prints at its end (only when it finished).
 
@@ -31,6 +35,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -50,6 +55,9 @@ NAME = "tiny_model_envs"
 RECIPE_ENVS = ("trail", "maze")
 """Envs with a recipe of their own, measured by their own benchmarks: read, not run here."""
 ADVICE = re.compile(r"^Settings with which the oracle's measured episodes fit: (?P<settings>.+)\.$", re.MULTILINE)
+CHECKS_NOT_RUN = re.compile(r"checks before launch: not run \((?P<why>.+)\)")
+FOLLOWED_REFUSALS = 3
+"""How many refusals in a row are followed (at the dry run, and again at the run) before the env counts as refused."""
 EDGE_STEPS = 5
 """'At the start' and 'by the end': the mean training success of this many first and last steps."""
 STOP_GRACE_S = 180
@@ -71,28 +79,37 @@ def installed_envs() -> list[str]:
     return sorted(spec.name for spec in get_plugin_host().envs)
 
 
-def launch_settings(env: str, base: list[str], threads: int) -> tuple[list[str], str | None, list[str]]:
+def followed(settings: list[str], refusal: str) -> list[str] | None:
+    """``settings`` with the refusal's advice applied (its keys replaced), or None when it names none."""
+    advice = ADVICE.search(refusal)
+    if advice is None:
+        return None
+    named = advice.group("settings").split()
+    keys = {item.split("=", 1)[0] for item in named}
+    return [item for item in settings if item.split("=", 1)[0] not in keys] + named
+
+
+def launch_settings(env: str, base: list[str], threads: int) -> tuple[list[str], str | None, list[str], str | None]:
     """The settings that pass the checks before launch, following each refusal's advice.
 
-    Returns the settings, the refusal still standing (None when the dry run passed) and each dry run's
-    refusal in turn, for the record.
+    Returns the settings, the refusal still standing (None when the dry run passed), each dry run's
+    refusal in turn, for the record, and why the passing dry run's checks did not run (None when they ran).
     """
     settings = list(base)
     refusals: list[str] = []
-    for _ in range(3):
+    for _ in range(FOLLOWED_REFUSALS):
         command = agenthub("run", "trainer=trl", f"env={env}", *settings, "--dry-run")
         done = subprocess.run(command, capture_output=True, text=True, env=child_environment(threads), cwd=ROOT)
         if done.returncode == 0:
-            return settings, None, refusals
+            not_run = CHECKS_NOT_RUN.search(done.stdout + done.stderr)
+            return settings, None, refusals, not_run.group("why") if not_run else None
         text = (done.stderr or done.stdout).strip()
         refusals.append(text)
-        advice = ADVICE.search(text)
-        if advice is None:
-            return settings, text, refusals
-        named = advice.group("settings").split()
-        keys = {item.split("=", 1)[0] for item in named}
-        settings = [item for item in settings if item.split("=", 1)[0] not in keys] + named
-    return settings, refusals[-1], refusals
+        advised = followed(settings, text)
+        if advised is None:
+            return settings, text, refusals, None
+        settings = advised
+    return settings, refusals[-1], refusals, None
 
 
 def train(env: str, settings: list[str], runs: Path, budget_s: float, threads: int) -> dict[str, Any]:
@@ -162,20 +179,32 @@ def verdict(row: dict[str, Any]) -> str:
 
 def one_env(env: str, args: argparse.Namespace, runs: Path) -> dict[str, Any]:
     print(f"\n=== {env}", flush=True)
-    settings, refused, refusals = launch_settings(env, [f"steps={args.steps}", *args.overrides], args.threads)
+    settings, refused, refusals, not_run = launch_settings(env, [f"steps={args.steps}", *args.overrides], args.threads)
     row: dict[str, Any] = {"env": env, "settings": settings, "refusals_followed": refusals}
+    row["dry_run_checks_not_run"] = not_run
     if refused is not None:
-        row["refused"] = refused
-        row["verdict"] = "refused"
-        print(f"refused before launch, with no settings to follow:\n{refused}", flush=True)
-        return row
-    print(f"agenthub run trainer=trl env={env} {' '.join(settings)}", flush=True)
-    row.update(train(env, settings, runs, args.budget_min * 60, args.threads))
+        return refused_row(row, refused)
+    for _ in range(FOLLOWED_REFUSALS):
+        print(f"agenthub run trainer=trl env={env} {' '.join(settings)}", flush=True)
+        row.update(train(env, settings, runs, args.budget_min * 60, args.threads))
+        advised = followed(settings, row["log_tail"]) if row["returncode"] == 2 else None
+        if advised is None:
+            break
+        # The run's own checks refused what the dry run let through: follow them, as a user would.
+        refusals.append(row["log_tail"].strip())
+        row["runs_refused_at_launch"] = row.get("runs_refused_at_launch", 0) + 1
+        settings = row["settings"] = advised
+        shutil.rmtree(runs / env, ignore_errors=True)
     row.update(read_run(runs / env))
     row["verdict"] = verdict(row)
     print(f"{env}: {row['verdict']}, {row['steps_done']} steps in {row['wall_s']:.0f} s, "
           f"success {row.get('first_success')} -> {row.get('last_success')}", flush=True)  # fmt: skip
     return row
+
+
+def refused_row(row: dict[str, Any], refusal: str) -> dict[str, Any]:
+    print(f"refused before launch, with no settings to follow:\n{refusal}", flush=True)
+    return {**row, "refused": refusal, "verdict": "refused"}
 
 
 def recipe_rows(out: Path) -> list[dict[str, Any]]:

@@ -297,6 +297,23 @@ def test_tiny_model_envs_benchmark_quick_mode_follows_the_launch_advice_and_read
     assert row["test"]["split"] == "test"
 
 
+def test_tiny_model_envs_reads_the_trainer_s_own_refusal_and_skipped_checks() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from tiny_model_envs import CHECKS_NOT_RUN, followed
+
+    from agenthub.training.launch_report import Finding, LaunchReport
+
+    problem = Finding(key="max_tokens", message="too short for the oracle's actions", refuse=True)
+    report = LaunchReport(env="textworld", findings=[problem], advice={"max_tokens": 25, "horizon": 11})
+    # As the run's log ends when its own checks refuse: the advice replaces those keys, the rest stay.
+    log = f"loading...\n{report.refusal()}\n"
+    assert followed(["steps=30", "max_tokens=8", "seed=1"], log) == ["steps=30", "seed=1", "max_tokens=25", "horizon=11"]
+    assert followed(["steps=30"], "Traceback: something else\n") is None
+    skipped = LaunchReport(env="textworld", skipped="the env took longer than 300s to be measured").summary()
+    found = CHECKS_NOT_RUN.search(f"...\n{skipped}\n")
+    assert found is not None and found.group("why") == "the env took longer than 300s to be measured"
+
+
 @pytest.mark.ray_cluster
 def test_ray_scaling_benchmark_quick_mode_runs_on_a_real_cluster_and_renders_its_section(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))

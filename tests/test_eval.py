@@ -88,8 +88,22 @@ def test_env_errors_are_counted_beside_the_score_and_warned_of_above_5_percent(e
 
 def test_helpers() -> None:
     assert default_ks(8) == [1, 2, 4, 8] and default_ks(1) == [1] and default_ks(6) == [1, 2, 4, 6]
-    assert spread(list(range(100)), 4) == [12, 37, 62, 87] and spread([1, 2], 5) == [1, 2]
+    assert spread([1, 2], 5) == [1, 2] and spread([1, 2], None) == [1, 2]
     assert option_aliases(["agent=openai", "agent.model=m", "k=2"]) == ["agent=openai", "agent_kwargs.model=m", "k=2"]
+
+
+def test_n_tasks_are_one_per_stretch_of_the_split_and_the_same_every_time() -> None:
+    picked = spread(list(range(100)), 4)
+    assert [task // 25 for task in picked] == [0, 1, 2, 3]  # one from each quarter
+    assert spread(list(range(100)), 4) == picked and len(set(spread(list(range(10)), 9))) == 9
+
+
+def test_n_tasks_do_not_alias_with_ids_that_cycle_through_variants() -> None:
+    # babyai's train ids: task i is level i % 40; an even stride of 200 (n=200) scored one level.
+    train = list(range(400, 40_400))
+    for n in (40, 200, 500):
+        levels = {task % 40 for task in spread(train, n)}
+        assert len(levels) >= min(n, 40) / 2, (n, sorted(levels))  # an even stride: 1 level
 
 
 def agenthub(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

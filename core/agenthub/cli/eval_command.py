@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import random
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -67,7 +68,9 @@ class EvalConfig(RolloutBackendConfig, MultiPlayerConfig):
     )
     split: str | None = Field(default=None, description="default: 'test' if the env has it, else its first split")
     n: int | None = Field(
-        default=None, ge=1, description="tasks, evenly spaced over the split; default: all; more than it has is refused"
+        default=None,
+        ge=1,
+        description="tasks, one from each of n equal stretches of the split; default: all; more than it has is refused",
     )
     k: int = Field(default=1, ge=1, description="samples per task")
     max_turns: int | None = Field(default=None, ge=1, description="default: the env's")
@@ -164,7 +167,7 @@ def choose_split(info: EnvInfo, split: str | None) -> str:
 
 
 def select_tasks(config: EvalConfig, info: EnvInfo, split: str, listing: TaskList) -> list[Task]:
-    """The tasks to score: ``n`` of ``split``'s (as ``listing`` names them), evenly spaced (all without
+    """The tasks to score: ``n`` of ``split``'s (as ``listing`` names them), spread over it (all without
     ``n``), each with the run's seed and turn limit. An ``n`` beyond the split's size is refused, not cut."""
     from agenthub.training import split_task_ids
 
@@ -181,10 +184,18 @@ def select_tasks(config: EvalConfig, info: EnvInfo, split: str, listing: TaskLis
 
 
 def spread(ids: list[TaskId], n: int | None) -> list[TaskId]:
-    """``n`` ids evenly spaced over the split (all of them when n is None or too large)."""
+    """``n`` ids, one from each of ``n`` equal stretches of the split, at a fixed pseudo-random place in each
+    (all of them when n is None or too large); the same ``ids`` and ``n`` always give the same tasks.
+
+    Not evenly spaced: many envs cycle through variants along their ids (babyai's task ``i`` is level
+    ``i % 40``), and every 200th of babyai's 40,000 train ids is one level, so an even stride can score
+    one variant only.
+    """
     if n is None or n >= len(ids):
         return ids
-    return [ids[int((i + 0.5) * len(ids) / n)] for i in range(n)]
+    place = random.Random(f"agenthub eval n={n} of {len(ids)}")
+    stretches = [(i * len(ids) // n, (i + 1) * len(ids) // n) for i in range(n)]
+    return [ids[start + int(place.random() * (stop - start))] for start, stop in stretches]
 
 
 def open_store(config: EvalConfig, resume: Path | None) -> RunStore:
