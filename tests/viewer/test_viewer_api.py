@@ -153,7 +153,7 @@ def test_the_task_table_sorts_and_pages(client: TestClient) -> None:
     assert page["total"] == 7 and len(page["tasks"]) == 2
 
 
-def test_metrics_become_curves_by_step(client: TestClient) -> None:
+def test_metrics_become_curves_by_step(client: TestClient, runs_root: Path) -> None:
     metrics = get(client, f"/api/runs/{TOKEN_RUN}/metrics")
     assert metrics["x"] == "step" and metrics["records"] == STEPS
     series = {s["name"]: s["points"] for s in metrics["series"]}
@@ -161,7 +161,8 @@ def test_metrics_become_curves_by_step(client: TestClient) -> None:
     assert series["loss"] == [[float(step), metric_record(step)["loss"]] for step in range(1, STEPS + 1)]
     summary = get(client, f"/api/runs/{EVAL_RUN}/metrics")  # eval logs one summary record, no step
     assert summary["x"] == "record"
-    assert {s["name"]: s["points"] for s in summary["series"]}["eval.success_rate"] == [[1.0, 0.25]]
+    scored = json.loads((runs_root / EVAL_RUN / "eval.json").read_text())["overall"]["success_rate"]
+    assert {s["name"]: s["points"] for s in summary["series"]}["eval.success_rate"] == [[1.0, scored]]
 
 
 def test_facets_offer_every_outcome_and_the_envs_and_tasks_present(client: TestClient, runs_root: Path) -> None:
