@@ -307,7 +307,8 @@ def test_tiny_model_envs_reads_the_trainer_s_own_refusal_and_skipped_checks() ->
     report = LaunchReport(env="textworld", findings=[problem], advice={"max_tokens": 25, "horizon": 11})
     # As the run's log ends when its own checks refuse: the advice replaces those keys, the rest stay.
     log = f"loading...\n{report.refusal()}\n"
-    assert followed(["steps=30", "max_tokens=8", "seed=1"], log) == ["steps=30", "seed=1", "max_tokens=25", "horizon=11"]
+    advised = followed(["steps=30", "max_tokens=8", "seed=1"], log)
+    assert advised == ["steps=30", "seed=1", "max_tokens=25", "horizon=11"]
     assert followed(["steps=30"], "Traceback: something else\n") is None
     skipped = LaunchReport(env="textworld", skipped="the env took longer than 300s to be measured").summary()
     found = CHECKS_NOT_RUN.search(f"...\n{skipped}\n")
